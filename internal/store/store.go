@@ -1,0 +1,87 @@
+// Package store is the SQLite state of packs: one packs.db in the state
+// directory, in WAL mode, with versioned migrations. It uses modernc.org/sqlite
+// (pure Go) so the binary stays static and works air-gapped.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is an open packs.db. It is safe for concurrent use.
+type DB struct {
+	sql *sql.DB
+}
+
+// Open opens (creating if needed) the database at path and migrates it to the
+// newest schema version.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db := &DB{sql: sqldb}
+	if err := db.migrate(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// SQL returns the underlying handle for the packages in internal/ that keep
+// their own tables here.
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Close closes the database.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// migration is one schema step. Versions start at 1 and never change once
+// released; a new step gets the next number.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the whole schema history, oldest first.
+var migrations = []migration{
+	{1, "packs", schemaPacks},
+	{2, "grants", schemaGrants},
+	{3, "audit", schemaAudit},
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.sql.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	var have int
+	if err := db.sql.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return err
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this binary knows (%d): upgrade packs", have, len(migrations))
+	}
+	for _, m := range migrations[have:] {
+		tx, err := db.sql.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name, applied_at) VALUES(?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))`, m.version, m.name); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
