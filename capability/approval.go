@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -11,12 +12,23 @@ import (
 // arguments, touching what.
 type Pending struct {
 	Invocation   string
-	Chat         string
+	Chat         string // empty outside a chat (packs run)
 	Pack         string
 	Tool         string
+	BaseTool     bool // a runtime tool (open_docs, read_file, ...) rather than a pack's own
 	Arguments    json.RawMessage
 	Capabilities []Name   // capabilities the call may exercise
 	Touches      []string // resources it names: paths, hosts, commands
+}
+
+// Class names the kind of call, for policy rules and for "allow for this
+// chat": a base tool by its name ("read_file"), a pack tool as the model sees
+// it ("json-tools__query").
+func (p Pending) Class() string {
+	if p.BaseTool || p.Pack == "" {
+		return p.Tool
+	}
+	return p.Pack + "__" + p.Tool
 }
 
 // Verdict is an approver's answer.
@@ -25,15 +37,34 @@ type Verdict int
 const (
 	Deny      Verdict = iota // the zero Verdict denies
 	RunOnce                  // run this call
-	AllowChat                // run this call and any like it in this chat
+	AllowChat                // run this call and any of its class in this chat
 )
 
+func (v Verdict) String() string {
+	switch v {
+	case RunOnce:
+		return "run_once"
+	case AllowChat:
+		return "allow_chat"
+	}
+	return "deny"
+}
+
 // Approver decides pending calls: a person at a terminal, the web UI, an MCP
-// client through elicitation, or the enterprise policy.
+// client through elicitation, or the enterprise policy. An approver with no
+// opinion on a call returns ErrDefer so the gate asks the next one.
 type Approver interface {
 	Name() string
 	Approve(ctx context.Context, p Pending) (Verdict, error)
 }
+
+// ErrDefer is returned by an approver that leaves the call to the next one.
+var ErrDefer = errors.New("capability: approver defers")
+
+// automatic marks the approvers of this package that decide without a
+// person (the policy). The gate asks them before a chat's remembered
+// approvals, so a policy veto always holds.
+type automatic interface{ automatic() }
 
 // Approval is the gate's yes to one invocation. Only Gate.Decide builds one;
 // the runtime refuses to run a call without it. The zero Approval approves
@@ -44,8 +75,10 @@ type Approval struct {
 
 type approval struct {
 	invocation string
+	class      string
 	approver   string
 	verdict    Verdict
+	remembered bool
 	at         time.Time
 }
 
@@ -54,7 +87,8 @@ func (a Approval) Covers(invocation string) bool {
 	return a.a != nil && a.a.invocation == invocation && a.a.verdict != Deny
 }
 
-// Approver names who approved.
+// Approver names who approved. For a call approved by a chat's memory, it is
+// the approver who allowed the class for the chat.
 func (a Approval) Approver() string {
 	if a.a == nil {
 		return ""
@@ -70,30 +104,149 @@ func (a Approval) Verdict() Verdict {
 	return a.a.verdict
 }
 
+// Remembered reports whether the call was approved without asking because
+// its class was allowed earlier in the same chat.
+func (a Approval) Remembered() bool { return a.a != nil && a.a.remembered }
+
+// Class is the class of the approved call.
+func (a Approval) Class() string {
+	if a.a == nil {
+		return ""
+	}
+	return a.a.class
+}
+
+// At is when the gate decided.
+func (a Approval) At() time.Time {
+	if a.a == nil {
+		return time.Time{}
+	}
+	return a.a.at
+}
+
 // ErrNoApprover is returned when no approver is available: the answer is deny.
 var ErrNoApprover = errors.New("capability: no approver available")
 
-// Gate turns every pending call into a decision. With no approver the
-// answer is deny.
-type Gate struct {
-	approver Approver
+// ChatMemory remembers, per chat, the call classes a person allowed "for
+// this chat". Implementations must be safe for concurrent use.
+type ChatMemory interface {
+	// Allowed reports whether class was allowed in chat, and by whom.
+	Allowed(ctx context.Context, chat, class string) (approver string, ok bool, err error)
+	// Remember records that approver allowed class for the rest of chat.
+	Remember(ctx context.Context, chat, class, approver string) error
 }
 
-// NewGate returns a gate that asks approver. approver may be nil.
-func NewGate(approver Approver) *Gate { return &Gate{approver: approver} }
+// NewChatMemory returns a ChatMemory that lives as long as the process.
+func NewChatMemory() ChatMemory { return &memory{m: map[[2]string]string{}} }
 
-// Decide asks the approver about p. It returns an Approval that covers
-// p.Invocation, or an error wrapping ErrDenied.
+type memory struct {
+	mu sync.Mutex
+	m  map[[2]string]string
+}
+
+func (m *memory) Allowed(_ context.Context, chat, class string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	who, ok := m.m[[2]string{chat, class}]
+	return who, ok, nil
+}
+
+func (m *memory) Remember(_ context.Context, chat, class, approver string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[[2]string{chat, class}] = approver
+	return nil
+}
+
+// Gate turns every pending call into a decision. It asks, in order: the
+// automatic approvers (the policy), the chat's memory of "allow for this
+// chat", then every other approver in the order given. The first that does
+// not defer decides. With no approver, or when all defer, the answer is deny.
+type Gate struct {
+	approvers []Approver
+	memory    ChatMemory
+}
+
+// NewGate returns a gate that asks approvers; nil entries are skipped. It
+// remembers "allow for this chat" in memory until WithMemory replaces it.
+func NewGate(approvers ...Approver) *Gate {
+	g := &Gate{memory: NewChatMemory()}
+	for _, a := range approvers {
+		if a != nil {
+			g.approvers = append(g.approvers, a)
+		}
+	}
+	return g
+}
+
+// WithMemory returns a copy of the gate that remembers chat approvals in m
+// (for example in SQLite, so they survive a resumed chat).
+func (g *Gate) WithMemory(m ChatMemory) *Gate {
+	c := *g
+	c.approvers = append([]Approver(nil), g.approvers...)
+	c.memory = m
+	return &c
+}
+
+// Decide asks the approvers about p. It returns an Approval that covers
+// p.Invocation, or an error wrapping ErrDenied (and ErrRejected when an
+// approver said no, ErrNoApprover when nobody could answer).
 func (g *Gate) Decide(ctx context.Context, p Pending) (Approval, error) {
-	if g == nil || g.approver == nil {
-		return Approval{}, &DeniedError{Layer: LayerGate, Reason: ErrNoApprover.Error() + "; pass --yes or approve in the UI"}
+	if p.Invocation == "" {
+		return Approval{}, &DeniedError{Layer: LayerGate, Reason: "the call has no invocation id"}
 	}
-	v, err := g.approver.Approve(ctx, p)
-	if err != nil {
-		return Approval{}, &DeniedError{Layer: LayerGate, Reason: "approver " + g.approver.Name() + " failed: " + err.Error()}
+	if g == nil || len(g.approvers) == 0 {
+		return Approval{}, &DeniedError{Layer: LayerGate, Cause: ErrNoApprover, Reason: ErrNoApprover.Error() + "; pass --yes or approve in the UI"}
 	}
-	if v == Deny {
-		return Approval{}, &DeniedError{Layer: LayerGate, Reason: "denied by " + g.approver.Name()}
+	class := p.Class()
+	for _, a := range g.approvers {
+		if _, ok := a.(automatic); !ok {
+			continue
+		}
+		if ap, decided, err := g.ask(ctx, a, p, class); decided {
+			return ap, err
+		}
 	}
-	return Approval{a: &approval{invocation: p.Invocation, approver: g.approver.Name(), verdict: v, at: time.Now().UTC()}}, nil
+	if p.Chat != "" && g.memory != nil {
+		who, ok, err := g.memory.Allowed(ctx, p.Chat, class)
+		if err == nil && ok {
+			return g.approve(p, class, who, AllowChat, true), nil
+		}
+	}
+	for _, a := range g.approvers {
+		if _, ok := a.(automatic); ok {
+			continue
+		}
+		if ap, decided, err := g.ask(ctx, a, p, class); decided {
+			return ap, err
+		}
+	}
+	return Approval{}, &DeniedError{Layer: LayerGate, Cause: ErrNoApprover, Reason: "every approver deferred the call " + class}
+}
+
+// ask puts p to one approver; decided is false when it deferred.
+func (g *Gate) ask(ctx context.Context, a Approver, p Pending, class string) (Approval, bool, error) {
+	v, err := a.Approve(ctx, p)
+	switch {
+	case errors.Is(err, ErrDefer):
+		return Approval{}, false, nil
+	case err != nil:
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "approver " + a.Name() + " failed: " + err.Error()}
+	case v == Deny:
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "denied by " + a.Name()}
+	case v != RunOnce && v != AllowChat:
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "approver " + a.Name() + " gave an unknown verdict"}
+	}
+	if v == AllowChat && p.Chat != "" && g.memory != nil {
+		if err := g.memory.Remember(ctx, p.Chat, class, a.Name()); err != nil {
+			// The call itself was approved; only the memory failed, so this
+			// call runs once and the next one asks again.
+			v = RunOnce
+		}
+	}
+	return g.approve(p, class, a.Name(), v, false), true, nil
+}
+
+func (g *Gate) approve(p Pending, class, who string, v Verdict, remembered bool) Approval {
+	return Approval{a: &approval{invocation: p.Invocation, class: class, approver: who, verdict: v, remembered: remembered, at: time.Now().UTC()}}
 }

@@ -26,6 +26,19 @@ const (
 // All lists every capability in a stable order.
 var All = []Name{TerminalExec, FilesystemRead, FilesystemWrite, Network, EnvRead, SecretsAccess}
 
+// numNames is len(All), for arrays indexed by nameIndex.
+const numNames = 6
+
+// nameIndex is n's position in All, or -1.
+func nameIndex(n Name) int {
+	for i, m := range All {
+		if m == n {
+			return i
+		}
+	}
+	return -1
+}
+
 // ParseName returns the Name for s, or an error naming the valid choices.
 func ParseName(s string) (Name, error) {
 	for _, n := range All {
@@ -39,6 +52,23 @@ func ParseName(s string) (Name, error) {
 // ErrDenied is the sentinel every denial wraps. Check it with errors.Is.
 var ErrDenied = errors.New("capability: denied")
 
+// Finer sentinels say why a call or a capability was denied. Every
+// *DeniedError wraps ErrDenied and, when the layer knows it, one of these.
+var (
+	// ErrBlocked: the enterprise policy blocks the pack, by name or digest.
+	ErrBlocked = errors.New("capability: pack blocked by policy")
+	// ErrPolicyCeiling: the enterprise policy never grants this much.
+	ErrPolicyCeiling = errors.New("capability: beyond the policy's ceiling")
+	// ErrNotGranted: the person has not granted the capability or resource.
+	ErrNotGranted = errors.New("capability: not granted")
+	// ErrRevoked: the person granted the capability, then revoked it.
+	ErrRevoked = errors.New("capability: grant revoked")
+	// ErrNotRequested: the pack's skill.toml never asked for it.
+	ErrNotRequested = errors.New("capability: not requested by the pack")
+	// ErrRejected: an approver answered no to one call.
+	ErrRejected = errors.New("capability: call rejected by the approver")
+)
+
 // Layer says which layer of the deny-dominant stack produced a decision.
 type Layer string
 
@@ -49,22 +79,33 @@ const (
 	LayerGate    Layer = "gate"    // the approver of one call
 )
 
-// DeniedError is the typed form of a denial. It wraps ErrDenied.
+// DeniedError is the typed form of a denial. It wraps ErrDenied and, when
+// set, Cause (one of the finer sentinels above).
 type DeniedError struct {
-	Capability Name
+	Capability Name // empty for a whole call or a whole pack
 	Resource   string
 	Layer      Layer
 	Reason     string
+	Cause      error
 }
 
 func (e *DeniedError) Error() string {
-	if e.Resource == "" {
+	switch {
+	case e.Capability == "" && e.Resource == "":
+		return fmt.Sprintf("capability: denied by %s: %s", e.Layer, e.Reason)
+	case e.Resource == "":
 		return fmt.Sprintf("capability: %s denied by %s: %s", e.Capability, e.Layer, e.Reason)
 	}
 	return fmt.Sprintf("capability: %s %q denied by %s: %s", e.Capability, e.Resource, e.Layer, e.Reason)
 }
 
-func (e *DeniedError) Unwrap() error { return ErrDenied }
+// Unwrap returns ErrDenied and the finer cause, for errors.Is.
+func (e *DeniedError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrDenied}
+	}
+	return []error{ErrDenied, e.Cause}
+}
 
 // Limits bound one call. Zero fields mean "use the default".
 type Limits struct {
@@ -97,20 +138,22 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// min returns the tighter of two limits, field by field (zero = default).
-func (l Limits) min(o Limits) Limits {
-	l, o = l.withDefaults(), o.withDefaults()
-	if o.MemoryPages < l.MemoryPages {
-		l.MemoryPages = o.MemoryPages
+// capTo lowers each field of l to the matching field of ceiling. A zero
+// field in ceiling sets no ceiling; a zero field in l is the default before
+// it is compared.
+func (l Limits) capTo(ceiling Limits) Limits {
+	d := l.withDefaults()
+	if ceiling.MemoryPages != 0 && d.MemoryPages > ceiling.MemoryPages {
+		l.MemoryPages = ceiling.MemoryPages
 	}
-	if o.Timeout < l.Timeout {
-		l.Timeout = o.Timeout
+	if ceiling.Timeout != 0 && d.Timeout > ceiling.Timeout {
+		l.Timeout = ceiling.Timeout
 	}
-	if o.InputBytes < l.InputBytes {
-		l.InputBytes = o.InputBytes
+	if ceiling.InputBytes != 0 && d.InputBytes > ceiling.InputBytes {
+		l.InputBytes = ceiling.InputBytes
 	}
-	if o.OutputBytes < l.OutputBytes {
-		l.OutputBytes = o.OutputBytes
+	if ceiling.OutputBytes != 0 && d.OutputBytes > ceiling.OutputBytes {
+		l.OutputBytes = ceiling.OutputBytes
 	}
 	return l
 }

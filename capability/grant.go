@@ -15,14 +15,15 @@ type Decision struct {
 	resource   string
 	layer      Layer
 	reason     string
+	cause      error
 }
 
 func allow(n Name, resource, reason string) Decision {
 	return Decision{allowed: true, capability: n, resource: resource, reason: reason}
 }
 
-func deny(n Name, resource string, layer Layer, reason string) Decision {
-	return Decision{capability: n, resource: resource, layer: layer, reason: reason}
+func deny(n Name, resource string, layer Layer, cause error, reason string) Decision {
+	return Decision{capability: n, resource: resource, layer: layer, cause: cause, reason: reason}
 }
 
 func (d Decision) Allowed() bool    { return d.allowed }
@@ -36,16 +37,17 @@ func (d Decision) Reason() string {
 	return d.reason
 }
 
-// Err returns nil for an allow and a *DeniedError (wrapping ErrDenied) for a deny.
+// Err returns nil for an allow and a *DeniedError (wrapping ErrDenied and the
+// finer cause) for a deny.
 func (d Decision) Err() error {
 	if d.allowed {
 		return nil
 	}
-	layer := d.layer
+	layer, cause := d.layer, d.cause
 	if layer == "" {
-		layer = LayerUser
+		layer, cause = LayerUser, ErrNotGranted
 	}
-	return &DeniedError{Capability: d.capability, Resource: d.resource, Layer: layer, Reason: d.Reason()}
+	return &DeniedError{Capability: d.capability, Resource: d.resource, Layer: layer, Reason: d.Reason(), Cause: cause}
 }
 
 // Grant is the effective set of powers one pack holds for one call: its
@@ -56,18 +58,13 @@ type Grant struct {
 }
 
 type grant struct {
-	pack     string
-	names    map[Name]bool
-	denied   map[Name]Decision // why a requested capability is absent
-	c        compiled
-	limits   Limits
-	scope    Scope
-	expanded expansion
-}
-
-// expansion holds the filesystem rules resolved to host directories.
-type expansion struct {
-	read, write []Mount
+	pack   string
+	held   [numNames]bool           // by nameIndex
+	caps   [numNames]*capResolution // every requested capability, held or not
+	c      compiled                 // the effective non-filesystem resources
+	mounts []Mount                  // the effective filesystem resources
+	limits Limits
+	scope  Scope
 }
 
 // Mount is one granted host directory and an optional glob inside it.
@@ -77,14 +74,46 @@ type Mount struct {
 	Writable bool
 }
 
+// String is the mount as one path, glob included.
+func (m Mount) String() string {
+	if m.Glob == "" {
+		return m.HostPath
+	}
+	return filepath.Join(m.HostPath, m.Glob)
+}
+
 // Scope says how long a person's grant lasts.
 type Scope string
 
 const (
-	ScopeOnce       Scope = "once"
-	ScopeChat       Scope = "chat"
-	ScopePersistent Scope = "persistent"
+	ScopeOnce       Scope = "once"       // the next call of the pack, then gone
+	ScopeChat       Scope = "chat"       // every call in one chat
+	ScopePersistent Scope = "persistent" // until revoked
 )
+
+// ParseScope returns the Scope for s, or an error naming the valid choices.
+func ParseScope(s string) (Scope, error) {
+	switch sc := Scope(s); sc {
+	case ScopeOnce, ScopeChat, ScopePersistent:
+		return sc, nil
+	}
+	return "", &SpecError{Spec: s, Reason: "unknown scope (want once, chat or persistent)"}
+}
+
+// wider reports whether s outlives o.
+func (s Scope) wider(o Scope) bool { return scopeRank(s) > scopeRank(o) }
+
+func scopeRank(s Scope) int {
+	switch s {
+	case ScopeOnce:
+		return 1
+	case ScopeChat:
+		return 2
+	case ScopePersistent:
+		return 3
+	}
+	return 0
+}
 
 // Pack returns the name of the pack the grant belongs to.
 func (g Grant) Pack() string {
@@ -95,7 +124,10 @@ func (g Grant) Pack() string {
 }
 
 // Has reports whether capability n is granted at all.
-func (g Grant) Has(n Name) bool { return g.g != nil && g.g.names[n] }
+func (g Grant) Has(n Name) bool {
+	i := nameIndex(n)
+	return g.g != nil && i >= 0 && g.g.held[i]
+}
 
 // Names lists the granted capabilities in the order of All.
 func (g Grant) Names() []Name {
@@ -108,7 +140,17 @@ func (g Grant) Names() []Name {
 	return out
 }
 
-// Scope reports the scope of the narrowest user grant that built g.
+// Resources lists the effective resources held under n: host and variable
+// patterns, commands, secret names, or expanded paths.
+func (g Grant) Resources(n Name) []string {
+	if !g.Has(n) {
+		return nil
+	}
+	return raws(g.g.caps[nameIndex(n)].effective)
+}
+
+// Scope reports the scope of the narrowest user grant that built g: a grant
+// holding a "once" capability must not be reused for a second call.
 func (g Grant) Scope() Scope {
 	if g.g == nil {
 		return ""
@@ -126,13 +168,25 @@ func (g Grant) Limits() Limits {
 
 // missing explains why n is not held.
 func (g Grant) missing(n Name, resource string) Decision {
-	if g.g != nil {
-		if d, ok := g.g.denied[n]; ok {
-			d.resource = resource
-			return d
-		}
+	if i := nameIndex(n); g.g != nil && i >= 0 && g.g.caps[i] != nil {
+		return g.g.caps[i].denied(resource)
 	}
-	return deny(n, resource, LayerRequest, "the pack did not ask for "+string(n))
+	return deny(n, resource, LayerRequest, ErrNotRequested, "the pack did not ask for "+string(n))
+}
+
+// outside explains why resource, which matches none of the effective
+// resources of n, is denied: the pack never asked for it, the policy cut it,
+// or the person did not grant it. match reports whether one resource covers
+// it.
+func (g Grant) outside(n Name, resource string, match func(item) bool) Decision {
+	cr := g.g.caps[nameIndex(n)]
+	switch {
+	case !slices.ContainsFunc(cr.space, match):
+		return deny(n, resource, LayerRequest, ErrNotRequested, "the pack did not ask for this "+string(n)+" resource")
+	case !slices.ContainsFunc(cr.policy.resources, match):
+		return deny(n, resource, LayerPolicy, ErrPolicyCeiling, "beyond the policy's ceiling for "+string(n))
+	}
+	return deny(n, resource, LayerUser, ErrNotGranted, "the person did not grant this "+string(n)+" resource")
 }
 
 // Host decides whether the pack may contact host (a name or IP literal).
@@ -145,7 +199,7 @@ func (g Grant) Host(host string) Decision {
 			return allow(Network, host, "matches "+p.String())
 		}
 	}
-	return deny(Network, host, LayerRequest, "host matches no granted pattern")
+	return g.outside(Network, host, func(it item) bool { return it.host.Match(host) })
 }
 
 // Env decides whether the pack may read variable name.
@@ -158,7 +212,7 @@ func (g Grant) Env(name string) Decision {
 			return allow(EnvRead, name, "matches "+p.String())
 		}
 	}
-	return deny(EnvRead, name, LayerRequest, "variable matches no granted pattern")
+	return g.outside(EnvRead, name, func(it item) bool { return it.env.Match(name) })
 }
 
 // Command decides whether the pack may run program (argv[0]).
@@ -169,13 +223,13 @@ func (g Grant) Command(program string) Decision {
 	base := filepath.Base(program)
 	for _, b := range g.g.c.blocked {
 		if b == program || b == base {
-			return deny(TerminalExec, program, LayerRequest, "command is on the pack's blocked list")
+			return deny(TerminalExec, program, LayerRequest, ErrNotRequested, "command is on the pack's blocked list")
 		}
 	}
 	if slices.Contains(g.g.c.commands, program) {
 		return allow(TerminalExec, program, "listed command")
 	}
-	return deny(TerminalExec, program, LayerRequest, "command is not listed in the grant")
+	return g.outside(TerminalExec, program, func(it item) bool { return it.raw == program })
 }
 
 // Secret decides whether the pack may read the named secret.
@@ -186,7 +240,7 @@ func (g Grant) Secret(name string) Decision {
 	if slices.Contains(g.g.c.secrets, name) {
 		return allow(SecretsAccess, name, "listed secret")
 	}
-	return deny(SecretsAccess, name, LayerRequest, "secret is not listed in the grant")
+	return g.outside(SecretsAccess, name, func(it item) bool { return it.raw == name })
 }
 
 // Mounts returns the granted host directories beyond the defaults (pack root
@@ -195,7 +249,7 @@ func (g Grant) Mounts() []Mount {
 	if g.g == nil {
 		return nil
 	}
-	return append(slices.Clone(g.g.expanded.read), g.g.expanded.write...)
+	return slices.Clone(g.g.mounts)
 }
 
 // Path decides whether hostPath (absolute, cleaned, symlinks resolved by the
@@ -209,22 +263,37 @@ func (g Grant) Path(hostPath string, write bool) Decision {
 	if !g.Has(n) {
 		return g.missing(n, hostPath)
 	}
-	for _, m := range g.Mounts() {
+	for _, m := range g.g.mounts {
 		if write && !m.Writable {
 			continue
 		}
-		rel, err := filepath.Rel(m.HostPath, hostPath)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
+		if inMount(m, hostPath) {
+			return allow(n, hostPath, "inside "+m.String())
 		}
-		if m.Glob != "" {
-			if ok, _ := filepath.Match(m.Glob, rel); !ok && rel != "." {
-				continue
-			}
-		}
-		return allow(n, hostPath, "inside "+m.HostPath)
 	}
-	return deny(n, hostPath, LayerRequest, "path is outside every granted path")
+	return g.outside(n, hostPath, func(it item) bool { return inMount(*it.mount, hostPath) })
+}
+
+// inMount reports whether hostPath lies inside m and matches its glob.
+func inMount(m Mount, hostPath string) bool {
+	rel, ok := inside(m.HostPath, hostPath)
+	if !ok {
+		return false
+	}
+	if m.Glob == "" || rel == "." {
+		return true
+	}
+	ok, _ = filepath.Match(m.Glob, rel)
+	return ok
+}
+
+// inside reports whether path is root or below it, and the relative path.
+func inside(root, path string) (string, bool) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // Exercise is one use of a capability, as recorded in the audit log.
@@ -235,6 +304,7 @@ type Exercise struct {
 	Capability Name
 	Resource   string
 	Allowed    bool
+	Layer      Layer // who said no, for a denial
 	Reason     string
 	Time       time.Time
 }
@@ -244,7 +314,7 @@ func (d Decision) Record(pack, tool, invocation string) Exercise {
 	return Exercise{
 		Pack: pack, Tool: tool, Invocation: invocation,
 		Capability: d.capability, Resource: d.resource,
-		Allowed: d.allowed, Reason: d.Reason(), Time: time.Now().UTC(),
+		Allowed: d.allowed, Layer: d.layer, Reason: d.Reason(), Time: time.Now().UTC(),
 	}
 }
 

@@ -29,34 +29,31 @@ func ParseHostPattern(s string) (HostPattern, error) {
 	h := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
 	switch {
 	case h == "":
-		return p, errors.New("empty host pattern")
+		return HostPattern{raw: s}, errors.New("empty host pattern")
 	case h == "*":
 		p.any = true
 		return p, nil
 	case strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@ "):
-		return p, errors.New("a host pattern is a host name, not a URL: drop the scheme, path and port")
+		return HostPattern{raw: s}, errors.New("a host pattern is a host name, not a URL: drop the scheme, path and port")
 	}
 	if ip := net.ParseIP(strings.Trim(h, "[]")); ip != nil {
 		p.ip = ip
 		return p, nil
 	}
 	if strings.Contains(h, ":") {
-		return p, errors.New("ports are not part of a host pattern")
+		return HostPattern{raw: s}, errors.New("ports are not part of a host pattern")
 	}
-	for i, l := range strings.Split(h, ".") {
+	p.labels = strings.Split(h, ".")
+	for _, l := range p.labels {
 		switch {
 		case l == "*":
 		case l == "":
-			return p, errors.New("empty label (two dots in a row)")
+			return HostPattern{raw: s}, errors.New("empty label (two dots in a row)")
 		case strings.Contains(l, "*"):
-			return p, errors.New(`"*" must be a whole label, as in "*.example.com"`)
+			return HostPattern{raw: s}, errors.New(`"*" must be a whole label, as in "*.example.com"`)
 		case !validLabel(l):
-			return p, errors.New("labels hold only a-z, 0-9 and inner '-'")
+			return HostPattern{raw: s}, errors.New("labels hold only a-z, 0-9, '_' and inner '-', at most 63 of them")
 		}
-		if l == "*" && i == 0 && !strings.Contains(h, ".") {
-			return p, errors.New(`"*" alone is written as the pattern "*"`)
-		}
-		p.labels = append(p.labels, l)
 	}
 	return p, nil
 }
@@ -110,6 +107,46 @@ func (p HostPattern) Match(host string) bool {
 	return true
 }
 
+// Within reports whether every host p matches is also matched by c, so a
+// policy or a person can keep p under the ceiling c unchanged.
+func (p HostPattern) Within(c HostPattern) bool {
+	switch {
+	case c.any:
+		return true
+	case p.any:
+		return false
+	case p.ip != nil:
+		return c.ip != nil && c.ip.Equal(p.ip)
+	case c.ip != nil || len(p.labels) == 0 || len(c.labels) == 0:
+		return false
+	}
+	pw, cw := p.labels[0] == "*", c.labels[0] == "*"
+	switch {
+	case !pw && !cw:
+		return len(p.labels) == len(c.labels) && labelsWithin(p.labels, c.labels)
+	case !pw && cw:
+		// c's leading "*" takes one or more labels, p's front must supply them.
+		tail := c.labels[1:]
+		return len(p.labels) > len(tail) && labelsWithin(p.labels[len(p.labels)-len(tail):], tail)
+	case pw && cw:
+		// p matches names of any length above its tail, so c's tail may be no
+		// longer than p's.
+		pt, ct := p.labels[1:], c.labels[1:]
+		return len(ct) <= len(pt) && labelsWithin(pt[len(pt)-len(ct):], ct)
+	}
+	return false // p's leading "*" is unbounded, c has a fixed length
+}
+
+// labelsWithin compares two equal-length label lists position by position.
+func labelsWithin(p, c []string) bool {
+	for i := range c {
+		if c[i] != "*" && (p[i] == "*" || p[i] != c[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // EnvPattern matches environment variable names: "HOME" exactly, or a
 // prefix with a trailing "*" ("AWS_*"). Names are case-sensitive.
 type EnvPattern struct {
@@ -144,6 +181,14 @@ func (p EnvPattern) Match(name string) bool {
 		return strings.HasPrefix(name, p.name)
 	}
 	return name == p.name
+}
+
+// Within reports whether every name p matches is also matched by c.
+func (p EnvPattern) Within(c EnvPattern) bool {
+	if c.prefix {
+		return strings.HasPrefix(p.name, c.name)
+	}
+	return !p.prefix && p.name == c.name
 }
 
 // PathRule is a filesystem path from a manifest. It may start with "~/" (the
@@ -214,14 +259,11 @@ func (p PathRule) Expand(getenv func(string) string, home, workspace string) (ro
 		}
 		s = filepath.Join(workspace, s)
 	}
-	s = filepath.Clean(s)
-	els := strings.Split(s, string(filepath.Separator))
-	for i, el := range els {
-		if strings.ContainsAny(el, "*?[") {
-			return filepath.Join(string(filepath.Separator), filepath.Join(els[:i]...)), filepath.Join(els[i:]...), nil
-		}
+	if !filepath.IsAbs(s) {
+		return "", "", errors.New("capability: " + p.raw + " does not expand to an absolute path")
 	}
-	return s, "", nil
+	m := splitMount(filepath.Clean(s), false)
+	return m.HostPath, m.Glob, nil
 }
 
 func checkCommand(s string) error {

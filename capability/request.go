@@ -54,22 +54,25 @@ func (r Request) Has(n Name) bool {
 	return false
 }
 
-// Resources returns the resources the request lists under n (commands,
-// paths, host patterns, variable patterns or secret names).
-func (r Request) Resources(n Name) []string {
+// Resources returns a copy of the resources the request lists under n
+// (commands, paths, host patterns, variable patterns or secret names).
+func (r Request) Resources(n Name) []string { return slices.Clone(r.resources(n)) }
+
+// resources is Resources without the copy, for callers that only read.
+func (r Request) resources(n Name) []string {
 	switch n {
 	case TerminalExec:
-		return slices.Clone(r.TerminalExec.Commands)
+		return r.TerminalExec.Commands
 	case FilesystemRead:
-		return slices.Clone(r.FilesystemRead)
+		return r.FilesystemRead
 	case FilesystemWrite:
-		return slices.Clone(r.FilesystemWrite)
+		return r.FilesystemWrite
 	case Network:
-		return slices.Clone(r.Network)
+		return r.Network
 	case EnvRead:
-		return slices.Clone(r.EnvRead)
+		return r.EnvRead
 	case SecretsAccess:
-		return slices.Clone(r.SecretsAccess)
+		return r.SecretsAccess
 	}
 	return nil
 }
@@ -106,7 +109,14 @@ type compiled struct {
 }
 
 func (r Request) compile() (compiled, error) {
-	var c compiled
+	c := compiled{
+		commands: make([]string, 0, len(r.TerminalExec.Commands)),
+		read:     make([]PathRule, 0, len(r.FilesystemRead)),
+		write:    make([]PathRule, 0, len(r.FilesystemWrite)),
+		hosts:    make([]HostPattern, 0, len(r.Network)),
+		env:      make([]EnvPattern, 0, len(r.EnvRead)),
+		secrets:  make([]string, 0, len(r.SecretsAccess)),
+	}
 	for i, s := range r.TerminalExec.Commands {
 		if err := checkCommand(s); err != nil {
 			return c, &PatternError{TerminalExec, i, s, err.Error()}

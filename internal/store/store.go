@@ -52,6 +52,7 @@ var migrations = []migration{
 	{1, "packs", schemaPacks},
 	{2, "grants", schemaGrants},
 	{3, "audit", schemaAudit},
+	{4, "chat", schemaChat},
 }
 
 func (db *DB) migrate(ctx context.Context) error {

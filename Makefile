@@ -1,0 +1,50 @@
+# packs: build, test, benchmark and fuzz. Needs Go 1.26 on PATH.
+SHELL    := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
+
+GO       ?= go
+BIN      ?= bin/packs
+FUZZTIME ?= 30s
+
+# TEST_DEPS is what `make test` builds first. Once wasm-examples/Makefile
+# exists, set it to `examples` so the tests find the built example packs:
+#   TEST_DEPS ?= examples
+TEST_DEPS ?=
+
+.PHONY: build test bench examples run fuzz lint
+
+## build: the packs binary in bin/
+build:
+	$(GO) build -o $(BIN) ./cmd/packs
+
+## test: go vet, then every test (fuzz seeds included) with the race detector
+test: $(TEST_DEPS)
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+## bench: every benchmark, as a Markdown table
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./... 2>&1 | $(GO) run ./internal/tools/benchtable
+
+## examples: build the example packs' WebAssembly tools
+examples:
+	$(MAKE) -C wasm-examples
+
+## run: build, then list the installed packs
+run: build
+	./$(BIN) list
+
+## fuzz: each fuzz target for FUZZTIME (default 30s), one after another
+fuzz:
+	for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
+## lint: gofmt and go vet must be silent
+lint:
+	unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...

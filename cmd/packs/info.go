@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/packs"
+)
+
+func (c *cli) infoCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info [--json] NAME",
+		Short: "Show everything about one installed pack",
+		Long: `info shows one installed pack: its metadata, where it came from, its
+integrity and status, its tools with their descriptions, and each capability
+it asks for next to whether it was granted.`,
+		Args: nargs(1, 1, "one pack NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := c.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ip, err := a.Pack(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, infoJSON(ip))
+			}
+			c.printInfo(a, ip)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// toolJSON is one tool in info --json.
+type toolJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Run         string `json:"run"`
+}
+
+type infoOut struct {
+	packJSON
+	Dir           string     `json:"dir"`
+	EntryDoc      string     `json:"entry_doc,omitempty"`
+	License       string     `json:"license,omitempty"`
+	Compatibility string     `json:"compatibility,omitempty"`
+	ToolDetails   []toolJSON `json:"tool_details"`
+}
+
+func infoJSON(ip app.InstalledPack) infoOut {
+	out := infoOut{packJSON: toJSON(ip), ToolDetails: []toolJSON{}}
+	if p := ip.Pack; p != nil {
+		out.Dir, out.EntryDoc = p.Dir, p.EntryDoc
+		out.License, out.Compatibility = p.Frontmatter.License, p.Frontmatter.Compatibility
+		for _, t := range p.Tools {
+			out.ToolDetails = append(out.ToolDetails, toolJSON{Name: t.Name, Description: t.Description, Run: describeRun(t.Run)})
+		}
+	}
+	return out
+}
+
+func (c *cli) printInfo(a *app.App, ip app.InstalledPack) {
+	j := infoJSON(ip)
+	if j.Dir == "" {
+		j.Dir, _ = a.Home.PackDir(j.Name)
+	}
+	w := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s:\t%s\n", k, v)
+		}
+	}
+	row("name", j.Name)
+	row("version", j.Version)
+	row("description", j.Description)
+	row("status", string(j.Status))
+	row("source", j.Source)
+	row("integrity", j.Integrity)
+	row("installed", j.Installed.Local().Format(time.RFC3339))
+	row("folder", j.Dir)
+	row("entry doc", j.EntryDoc)
+	row("license", j.License)
+	row("compatibility", j.Compatibility)
+	row("error", j.Error)
+	w.Flush()
+	switch j.Status {
+	case app.StatusModified:
+		fmt.Fprintln(c.stdout, "\nthe files no longer match packs.lock, so the pack does not run: reinstall it with packs add, or remove it")
+	case app.StatusMissing:
+		fmt.Fprintln(c.stdout, "\nthe pack folder is missing: reinstall it with packs add, or remove it")
+	}
+	if len(j.ToolDetails) > 0 {
+		fmt.Fprintln(c.stdout, "\ntools:")
+		for _, t := range j.ToolDetails {
+			fmt.Fprintf(c.stdout, "  %s  (%s)\n", t.Name, t.Run)
+			for _, line := range strings.Split(strings.TrimSpace(t.Description), "\n") {
+				fmt.Fprintf(c.stdout, "      %s\n", line)
+			}
+		}
+	}
+	fmt.Fprintln(c.stdout, "\ncapabilities:")
+	if len(j.Requested) == 0 {
+		fmt.Fprintln(c.stdout, "  none requested beyond the defaults")
+		return
+	}
+	w = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	for _, u := range j.Requested {
+		state := "not granted"
+		if u.Granted {
+			state = "granted"
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\n", u.Capability, state, strings.Join(u.Resources, ", "))
+	}
+	w.Flush()
+}
+
+// describeRun says how a tool runs, in a few words.
+func describeRun(r packs.Run) string {
+	switch r.ABI {
+	case packs.ABIExec:
+		return "native: " + strings.Join(r.Exec, " ")
+	case packs.ABIWASI:
+		return "wasi command " + r.Wasm
+	}
+	return fmt.Sprintf("wasm %s, function %s", r.Wasm, r.Function)
+}

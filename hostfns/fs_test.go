@@ -1,0 +1,322 @@
+package hostfns
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// writeFile creates dir/name with content, making parents.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFSDefaults covers the default mounts as granted/denied pairs: the
+// pack root is readable and never writable, the workspace is both and is
+// the working directory.
+func TestFSDefaults(t *testing.T) {
+	c, rec := newCall(t, capability.Request{})
+	skill := filepath.Join(c.PackRoot, "SKILL.md")
+
+	r := mustProbe(t, c, "base", op{"op": "read", "path": "/pack/SKILL.md"})
+	if got, want := r.Data, "---\nname: probe\n---\n"; !r.OK || got != want {
+		t.Fatalf("read /pack/SKILL.md = %+v, want data %q", r, want)
+	}
+	requireRecorded(t, rec, capability.FilesystemRead, skill, true)
+
+	for _, cmd := range []op{
+		{"op": "write", "path": "/pack/SKILL.md", "data": "owned"},
+		{"op": "write", "path": "/pack/new.txt", "data": "x"},
+		{"op": "append", "path": "/pack/SKILL.md", "data": "x"},
+		{"op": "mkdir", "path": "/pack/dir"},
+		{"op": "remove", "path": "/pack/SKILL.md"},
+		{"op": "rename", "path": "/pack/SKILL.md", "target": "/pack/moved.md"},
+	} {
+		r := mustProbe(t, c, "base", cmd)
+		if r.OK || !strings.Contains(strings.ToLower(r.Error), "read-only file system") {
+			t.Errorf("%v on the pack root = %+v, want a read-only file system error", cmd, r)
+		}
+	}
+	if b, err := os.ReadFile(skill); err != nil || string(b) != "---\nname: probe\n---\n" {
+		t.Fatalf("pack root changed: %q, %v", b, err)
+	}
+	for _, p := range []string{"new.txt", "dir", "moved.md"} {
+		if _, err := os.Lstat(filepath.Join(c.PackRoot, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists in the pack root after a denied write", p)
+		}
+	}
+	requireRecorded(t, rec, capability.FilesystemWrite, skill, false)
+	requireRecorded(t, rec, capability.FilesystemWrite, filepath.Join(c.PackRoot, "new.txt"), false)
+	requireRecorded(t, rec, capability.FilesystemWrite, filepath.Join(c.PackRoot, "dir"), false)
+
+	if r := mustProbe(t, c, "base", op{"op": "cwd"}); r.Data != GuestWorkspace {
+		t.Fatalf("cwd = %q, want %q", r.Data, GuestWorkspace)
+	}
+	if r := mustProbe(t, c, "base", op{"op": "write", "path": "notes/../out.txt", "data": "hello"}); !r.OK {
+		t.Fatalf("write in the workspace: %+v", r)
+	}
+	out := filepath.Join(c.Workspace, "out.txt")
+	if b, _ := os.ReadFile(out); string(b) != "hello" {
+		t.Fatalf("workspace file = %q, want hello", b)
+	}
+	requireRecorded(t, rec, capability.FilesystemWrite, out, true)
+	for _, cmd := range []op{
+		{"op": "mkdir", "path": "/workspace/d"},
+		{"op": "rename", "path": "/workspace/out.txt", "target": "/workspace/d/moved.txt"},
+		{"op": "append", "path": "/workspace/d/moved.txt", "data": "!"},
+		{"op": "remove", "path": "/workspace/d/moved.txt"},
+		{"op": "remove", "path": "/workspace/d"},
+	} {
+		if r := mustProbe(t, c, "base", cmd); !r.OK {
+			t.Fatalf("%v in the workspace: %+v", cmd, r)
+		}
+	}
+	requireRecorded(t, rec, capability.FilesystemWrite, filepath.Join(c.Workspace, "d", "moved.txt"), true)
+}
+
+// TestFSGrantedMounts pairs each granted mount with its denial: a path
+// granted read-only is readable, not writable; a path granted for writing
+// is both; the same paths without a grant are refused and recorded.
+func TestFSGrantedMounts(t *testing.T) {
+	data := t.TempDir()
+	notes := writeFile(t, data, "ro/notes.txt", "read me")
+	writeFile(t, data, "rw/keep.txt", "keep")
+	ro, rw := filepath.Join(data, "ro"), filepath.Join(data, "rw")
+
+	t.Run("granted", func(t *testing.T) {
+		c, rec := newCall(t, capability.Request{FilesystemRead: []string{ro}, FilesystemWrite: []string{rw}})
+		if r := mustProbe(t, c, "base", op{"op": "read", "path": notes}); !r.OK || r.Data != "read me" {
+			t.Fatalf("read granted %s = %+v", notes, r)
+		}
+		requireRecorded(t, rec, capability.FilesystemRead, notes, true)
+		if r := mustProbe(t, c, "base", op{"op": "write", "path": filepath.Join(ro, "x"), "data": "x"}); r.OK {
+			t.Fatalf("write into a read-only grant succeeded")
+		}
+		requireRecorded(t, rec, capability.FilesystemWrite, filepath.Join(ro, "x"), false)
+		out := filepath.Join(rw, "out.txt")
+		if r := mustProbe(t, c, "base", op{"op": "write", "path": out, "data": "w"}); !r.OK {
+			t.Fatalf("write into a granted path: %+v", r)
+		}
+		requireRecorded(t, rec, capability.FilesystemWrite, out, true)
+		if r := mustProbe(t, c, "base", op{"op": "list", "path": rw}); !slices.Equal(r.Entries, []string{"keep.txt", "out.txt"}) {
+			t.Fatalf("list %s = %v", rw, r.Entries)
+		}
+	})
+	t.Run("denied", func(t *testing.T) {
+		c, rec := newCall(t, capability.Request{})
+		if r := mustProbe(t, c, "base", op{"op": "read", "path": notes}); r.OK || !strings.Contains(r.Error, "ermission denied") {
+			t.Fatalf("read ungranted %s = %+v, want permission denied", notes, r)
+		}
+		requireRecorded(t, rec, capability.FilesystemRead, notes, false)
+		out := filepath.Join(rw, "denied.txt")
+		if r := mustProbe(t, c, "base", op{"op": "write", "path": out, "data": "w"}); r.OK {
+			t.Fatalf("write into an ungranted path succeeded")
+		}
+		requireRecorded(t, rec, capability.FilesystemWrite, out, false)
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s written without a grant", out)
+		}
+	})
+}
+
+// TestFSGlobMount: a glob grant lets through the names that match, lists
+// only those, and judges a symbolic link by the file it reaches.
+func TestFSGlobMount(t *testing.T) {
+	logs := t.TempDir()
+	a := writeFile(t, logs, "a.log", "log a")
+	secret := writeFile(t, logs, "secret.txt", "no")
+	if err := os.Symlink("secret.txt", filepath.Join(logs, "sneaky.log")); err != nil {
+		t.Fatal(err)
+	}
+	c, rec := newCall(t, capability.Request{FilesystemRead: []string{filepath.Join(logs, "*.log")}})
+	if r := mustProbe(t, c, "base", op{"op": "read", "path": a}); !r.OK || r.Data != "log a" {
+		t.Fatalf("read %s = %+v", a, r)
+	}
+	requireRecorded(t, rec, capability.FilesystemRead, a, true)
+	if r := mustProbe(t, c, "base", op{"op": "read", "path": secret}); r.OK {
+		t.Fatalf("read %s outside the glob succeeded", secret)
+	}
+	requireRecorded(t, rec, capability.FilesystemRead, secret, false)
+	if r := mustProbe(t, c, "base", op{"op": "read", "path": filepath.Join(logs, "sneaky.log")}); r.OK {
+		t.Fatalf("read through a link matching the glob to a file that does not succeeded: %+v", r)
+	}
+	requireRecorded(t, rec, capability.FilesystemRead, secret, false)
+	if r := mustProbe(t, c, "base", op{"op": "list", "path": logs}); !slices.Equal(r.Entries, []string{"a.log"}) {
+		t.Fatalf("list %s = %v, want only a.log (sneaky.log leads outside the glob)", logs, r.Entries)
+	}
+}
+
+// TestFSAttacks are the filesystem attacks: each ends in a denial, is
+// recorded, and leaves the host as it was.
+func TestFSAttacks(t *testing.T) {
+	outside := t.TempDir()
+	loot := writeFile(t, outside, "loot.txt", "loot")
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, c *Call)
+		cmd   op
+		// resource is the host path the denial is recorded for
+		resource func(c *Call) string
+		write    bool
+	}{
+		{name: "read /etc/passwd", cmd: op{"op": "read", "path": "/etc/passwd"},
+			resource: func(*Call) string { return "/etc/passwd" }},
+		{name: "read through .. from the workspace", cmd: op{"op": "read", "path": "/workspace/../../../../etc/passwd"},
+			resource: func(*Call) string { return "/etc/passwd" }},
+		{name: "read through .. relative to the working directory", cmd: op{"op": "read", "path": "../../../../../etc/passwd"},
+			resource: func(*Call) string { return "/etc/passwd" }},
+		{name: "read through a symlink to /etc/passwd",
+			setup:    func(t *testing.T, c *Call) { symlink(t, "/etc/passwd", c.Workspace, "passwd") },
+			cmd:      op{"op": "read", "path": "/workspace/passwd"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "passwd") }},
+		{name: "read through a relative symlink climbing out",
+			setup:    func(t *testing.T, c *Call) { symlink(t, "../../../../../../../../etc/passwd", c.Workspace, "up") },
+			cmd:      op{"op": "read", "path": "up"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "up") }},
+		{name: "read through a symlink to a directory outside",
+			setup:    func(t *testing.T, c *Call) { symlink(t, outside, c.Workspace, "out") },
+			cmd:      op{"op": "read", "path": "/workspace/out/loot.txt"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "out", "loot.txt") }},
+		{name: "list a directory outside through a symlink",
+			setup:    func(t *testing.T, c *Call) { symlink(t, outside, c.Workspace, "out") },
+			cmd:      op{"op": "list", "path": "/workspace/out"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "out") }},
+		{name: "write through a symlink to a directory outside", write: true,
+			setup:    func(t *testing.T, c *Call) { symlink(t, outside, c.Workspace, "out") },
+			cmd:      op{"op": "write", "path": "/workspace/out/planted.txt", "data": "x"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "out", "planted.txt") }},
+		{name: "overwrite a file outside through a symlink", write: true,
+			setup:    func(t *testing.T, c *Call) { symlink(t, loot, c.Workspace, "loot") },
+			cmd:      op{"op": "write", "path": "/workspace/loot", "data": "pwned"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "loot") }},
+		{name: "read through a symlink in the pack root",
+			setup:    func(t *testing.T, c *Call) { symlink(t, "/etc/passwd", c.PackRoot, "passwd") },
+			cmd:      op{"op": "read", "path": "/pack/passwd"},
+			resource: func(c *Call) string { return filepath.Join(c.PackRoot, "passwd") }},
+		{name: "write to the pack root", write: true, cmd: op{"op": "write", "path": "/pack/SKILL.md", "data": "x"},
+			resource: func(c *Call) string { return filepath.Join(c.PackRoot, "SKILL.md") }},
+		{name: "create a symlink to /etc", write: true, cmd: op{"op": "symlink", "path": "/workspace/etc", "target": "/etc"},
+			resource: func(c *Call) string { return filepath.Join(c.Workspace, "etc") }},
+		{name: "write outside every mount", write: true, cmd: op{"op": "write", "path": "/tmp/planted", "data": "x"},
+			resource: func(*Call) string { return "/tmp/planted" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, rec := newCall(t, capability.Request{})
+			if tc.setup != nil {
+				tc.setup(t, c)
+			}
+			r := mustProbe(t, c, "base", tc.cmd)
+			if r.OK || strings.Contains(r.Data, "root:") || r.Data == "loot" || len(r.Entries) > 0 {
+				t.Fatalf("%v = %+v, want a refusal", tc.cmd, r)
+			}
+			n := capability.FilesystemRead
+			if tc.write {
+				n = capability.FilesystemWrite
+			}
+			requireRecorded(t, rec, n, tc.resource(c), false)
+			if b, err := os.ReadFile(loot); err != nil || string(b) != "loot" {
+				t.Fatalf("file outside changed: %q, %v", b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(outside, "planted.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("file planted outside")
+			}
+		})
+	}
+}
+
+func symlink(t *testing.T, target, dir, name string) {
+	t.Helper()
+	if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFSDirect drives the experimentalsys.FS directly with names wazero
+// itself would refuse, as a second wall.
+func TestFSDirect(t *testing.T) {
+	c, rec := newCall(t, capability.Request{})
+	mounts, err := mountsFor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := mounts[0]
+	if ws.guest != GuestWorkspace || mounts[1].guest != GuestPack || mounts[len(mounts)-1].guest != "/" {
+		t.Fatalf("mount order = %v, want workspace first, pack second, / last", mounts)
+	}
+	for _, name := range []string{"../../../etc/passwd", "a/../../x"} {
+		if _, errno := ws.OpenFile(name, experimentalsys.O_RDONLY, 0); errno != experimentalsys.EPERM {
+			t.Errorf("OpenFile(%q) = %v, want EPERM", name, errno)
+		}
+	}
+	if got := len(rec.denials()); got != 2 {
+		t.Fatalf("%d denials recorded, want 2:\n%s", got, dump(rec.all()))
+	}
+	if errno := ws.Symlink("/etc/passwd", "p"); errno != experimentalsys.EPERM {
+		t.Fatalf("Symlink = %v, want EPERM", errno)
+	}
+	if errno := ws.Link("a", "b"); errno != experimentalsys.EPERM {
+		t.Fatalf("Link = %v, want EPERM", errno)
+	}
+	if errno := ws.Rmdir("."); errno != experimentalsys.EPERM {
+		t.Fatalf("Rmdir of the mount point = %v, want EPERM", errno)
+	}
+	// The mount point opens without a decision: wazero opens every preopen.
+	f, errno := mounts[len(mounts)-1].OpenFile(".", experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		t.Fatalf("open / = %v", errno)
+	}
+	if ents, errno := f.Readdir(-1); errno != 0 || len(ents) != 0 {
+		t.Fatalf("readdir / = %v, %v; want empty", ents, errno)
+	}
+}
+
+// TestFSRecorderFailure: an exercise that cannot be recorded does not
+// happen.
+func TestFSRecorderFailure(t *testing.T) {
+	c, rec := newCall(t, capability.Request{})
+	rec.fail = errors.New("disk full")
+	r := mustProbe(t, c, "base", op{"op": "write", "path": "/workspace/x", "data": "x"})
+	if r.OK {
+		t.Fatal("write succeeded without a record")
+	}
+	if _, err := os.Stat(filepath.Join(c.Workspace, "x")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("file created without a record")
+	}
+	if r := mustProbe(t, c, "base", op{"op": "read", "path": "/pack/SKILL.md"}); r.OK {
+		t.Fatal("read succeeded without a record")
+	}
+}
+
+func TestFSRefusesBadCalls(t *testing.T) {
+	c, _ := newCall(t, capability.Request{})
+	c.Recorder = nil
+	if _, err := FS(c); !errors.Is(err, ErrNoRecorder) {
+		t.Fatalf("FS without a recorder: %v, want ErrNoRecorder", err)
+	}
+	c, _ = newCall(t, capability.Request{})
+	c.PackRoot = "relative/path"
+	if _, err := FS(c); err == nil {
+		t.Fatal("FS with a relative pack root succeeded")
+	}
+	c, _ = newCall(t, capability.Request{})
+	c.Workspace = filepath.Join(t.TempDir(), "missing")
+	if _, err := FS(c); err == nil {
+		t.Fatal("FS with a missing workspace succeeded")
+	}
+}

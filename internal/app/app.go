@@ -1,0 +1,206 @@
+// Package app wires the packs application together: the state directory,
+// packs.db, and (as they arrive) the policy, runtime, audit log and chat.
+// cmd/packs parses flags into Options, calls Open, runs one command against
+// the App and closes it. Behaviour lives here and in the library packages,
+// so tests drive it without a terminal.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/packs"
+)
+
+// Options configure Open.
+type Options struct {
+	Home   string       // state directory, absolute (see packs.ResolveHome)
+	Policy string       // enterprise policy file; "" for none
+	Logger *slog.Logger // nil discards
+}
+
+// App is one open state directory and what is built on it.
+type App struct {
+	Home       *packs.Home
+	DB         *store.DB
+	Logger     *slog.Logger
+	PolicyPath string
+
+	// Installed runs after a pack is installed and its packs.db row is
+	// written, with the new lock entry (including the granted
+	// capabilities); Removed after a pack is removed. Components that keep
+	// their own per-pack state (grants, compiled modules) append here.
+	Installed []func(ctx context.Context, e packs.LockEntry) error
+	Removed   []func(ctx context.Context, name string) error
+}
+
+// Open opens the state directory (creating it), recovers any install or
+// remove a crash interrupted, opens packs.db and brings its packs table in
+// line with packs.lock. Close releases what Open acquired, also after a
+// partial failure.
+func Open(ctx context.Context, opt Options) (*App, error) {
+	if opt.Home == "" {
+		return nil, errors.New("app: no state directory: pass --home DIR or set PACKS_HOME")
+	}
+	a := &App{Logger: opt.Logger, PolicyPath: opt.Policy}
+	if a.Logger == nil {
+		a.Logger = slog.New(slog.DiscardHandler)
+	}
+	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger})
+	if err != nil {
+		return nil, err
+	}
+	a.Home = h
+	if a.DB, err = store.Open(ctx, h.DBPath()); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.syncDB(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close closes the database.
+func (a *App) Close() error {
+	if a.DB == nil {
+		return nil
+	}
+	err := a.DB.Close()
+	a.DB = nil
+	return err
+}
+
+// syncDB rewrites the packs table from packs.lock when they differ: the
+// lockfile is the source of truth, the table a queryable mirror that a
+// crash between the two writes may have left behind.
+func (a *App) syncDB(ctx context.Context) error {
+	l, err := a.Home.ReadLock()
+	if err != nil {
+		return err
+	}
+	rows := make([]store.PackRow, len(l.Packs))
+	for i, e := range l.Packs {
+		rows[i] = packRow(e)
+	}
+	changed, err := a.DB.ReplacePacks(ctx, rows)
+	if changed {
+		a.Logger.Info("app: packs.db brought in line with packs.lock")
+	}
+	return err
+}
+
+func packRow(e packs.LockEntry) store.PackRow {
+	r := store.PackRow{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, InstalledAt: e.Installed}
+	for n, c := range e.Capabilities {
+		if r.Capabilities == nil {
+			r.Capabilities = map[string]store.PackCapability{}
+		}
+		r.Capabilities[string(n)] = store.PackCapability{Granted: c.Granted, Resources: c.Resources}
+	}
+	return r
+}
+
+// Install commits a staged pack with the granted capabilities, mirrors its
+// lock entry into packs.db and runs the Installed hooks.
+func (a *App) Install(ctx context.Context, st *packs.Staged, grant []capability.Name) (packs.LockEntry, error) {
+	e, err := st.Commit(ctx, grant)
+	if err != nil {
+		return packs.LockEntry{}, err
+	}
+	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
+		return e, fmt.Errorf("app: %s is installed, but packs.db was not updated (the next start repairs it): %w", e.Name, err)
+	}
+	for _, hook := range a.Installed {
+		if err := hook(ctx, e); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// Remove uninstalls a pack, deletes its packs.db row and runs the Removed
+// hooks. It returns the lock entry that was removed.
+func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) {
+	e, err := a.Home.Remove(ctx, name)
+	if err != nil {
+		return packs.LockEntry{}, err
+	}
+	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
+		return e, fmt.Errorf("app: %s is removed, but packs.db was not updated (the next start repairs it): %w", name, err)
+	}
+	for _, hook := range a.Removed {
+		if err := hook(ctx, name); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
+}
+
+// Status says whether an installed pack may run.
+type Status string
+
+const (
+	StatusOK       Status = "ok"       // files match the lock entry
+	StatusModified Status = "modified" // files differ: the pack does not run
+	StatusMissing  Status = "missing"  // the folder is gone
+)
+
+// InstalledPack is an installed pack as list and info show it.
+type InstalledPack struct {
+	Entry   packs.LockEntry
+	Status  Status
+	Pack    *packs.Pack // loaded from the installed folder; nil when it does not load
+	LoadErr error       // why Pack is nil
+}
+
+// Packs lists the installed packs, sorted by name, each verified and loaded.
+func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
+	l, err := a.Home.ReadLock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InstalledPack, 0, len(l.Packs))
+	for _, e := range l.Packs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, a.inspect(e))
+	}
+	return out, nil
+}
+
+// Pack returns one installed pack, or an error wrapping
+// packs.ErrNotInstalled.
+func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
+	e, err := a.Home.Entry(name)
+	if err != nil {
+		return InstalledPack{}, err
+	}
+	return a.inspect(e), nil
+}
+
+func (a *App) inspect(e packs.LockEntry) InstalledPack {
+	ip := InstalledPack{Entry: e, Status: StatusOK}
+	if err := a.Home.Verify(e.Name); err != nil {
+		ip.Status = StatusModified
+		if errors.Is(err, packs.ErrNotInstalled) || errors.Is(err, fs.ErrNotExist) {
+			ip.Status = StatusMissing
+		}
+	}
+	if ip.Status == StatusMissing {
+		return ip
+	}
+	dir, err := a.Home.PackDir(e.Name)
+	if err == nil {
+		ip.Pack, err = packs.Load(dir, packs.LoadOptions{})
+	}
+	ip.LoadErr = err
+	return ip
+}

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// TimeFormat is how every timestamp is stored: UTC, fixed width, so text
+// order is time order.
+const TimeFormat = "2006-01-02T15:04:05.000000000Z"
+
+// ErrNoChat is returned for a chat-scoped grant without a chat id.
+var ErrNoChat = errors.New("store: a chat grant needs a chat id")
+
+// GrantRow is one stored grant of one capability to one pack.
+type GrantRow struct {
+	Pack       string
+	Chat       string // the chat of a chat grant (or of a once grant made in a chat)
+	Capability capability.Name
+	Resources  []string // nil: everything the pack requests
+	Scope      capability.Scope
+	GrantedAt  time.Time
+	RevokedAt  time.Time // zero while the grant is live
+}
+
+// UserGrant is the row as capability.Resolve takes it.
+func (r GrantRow) UserGrant() capability.UserGrant {
+	return capability.UserGrant{Capability: r.Capability, Resources: r.Resources, Scope: r.Scope, Revoked: !r.RevokedAt.IsZero()}
+}
+
+// UserGrants converts rows for capability.Resolve or capability.ToLock.
+func UserGrants(rows []GrantRow) []capability.UserGrant {
+	out := make([]capability.UserGrant, len(rows))
+	for i, r := range rows {
+		out[i] = r.UserGrant()
+	}
+	return out
+}
+
+// PutGrant stores what a person granted pack: a new grant, or a new value
+// for the same capability, scope and chat (which also lifts a revocation).
+// A persistent grant ignores chat; a chat grant needs one.
+func (db *DB) PutGrant(ctx context.Context, pack, chat string, g capability.UserGrant) error {
+	if err := capability.ValidateGrant(g); err != nil {
+		return fmt.Errorf("store: grant to %s: %w", pack, err)
+	}
+	switch g.Scope {
+	case capability.ScopePersistent:
+		chat = ""
+	case capability.ScopeChat:
+		if chat == "" {
+			return fmt.Errorf("store: grant %s to %s: %w", g, pack, ErrNoChat)
+		}
+	}
+	var res any
+	if g.Resources != nil {
+		b, err := json.Marshal(g.Resources)
+		if err != nil {
+			return fmt.Errorf("store: grant to %s: %w", pack, err)
+		}
+		res = string(b)
+	}
+	_, err := db.sql.ExecContext(ctx, `INSERT INTO grants(pack, capability, resources, scope, chat, granted_at, revoked_at)
+		VALUES(?, ?, ?, ?, ?, ?, NULL)
+		ON CONFLICT(pack, capability, scope, chat) DO UPDATE SET
+			resources = excluded.resources, granted_at = excluded.granted_at, revoked_at = NULL`,
+		pack, string(g.Capability), res, string(g.Scope), chat, grantsNow())
+	if err != nil {
+		return fmt.Errorf("store: grant %s to %s: %w", g, pack, err)
+	}
+	return nil
+}
+
+// RevokeGrant withdraws every grant of n to pack, in every scope and chat.
+// The rows stay, marked revoked, so a later denial says why; when there was
+// nothing to revoke, a revoked persistent row is written so that a policy
+// pre-approval of n is withheld too. It returns how many live grants it
+// revoked.
+func (db *DB) RevokeGrant(ctx context.Context, pack string, n capability.Name) (int64, error) {
+	if _, err := capability.ParseName(string(n)); err != nil {
+		return 0, fmt.Errorf("store: revoke from %s: %w", pack, err)
+	}
+	var revoked int64
+	err := db.grantsTx(ctx, func(tx *sql.Tx) error {
+		at := grantsNow()
+		r, err := tx.ExecContext(ctx, `UPDATE grants SET revoked_at = ? WHERE pack = ? AND capability = ? AND revoked_at IS NULL`, at, pack, string(n))
+		if err != nil {
+			return err
+		}
+		if revoked, err = r.RowsAffected(); err != nil || revoked > 0 {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO grants(pack, capability, resources, scope, chat, granted_at, revoked_at)
+			VALUES(?, ?, NULL, 'persistent', '', ?, ?) ON CONFLICT DO NOTHING`, pack, string(n), at, at)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: revoke %s from %s: %w", n, pack, err)
+	}
+	return revoked, nil
+}
+
+// Grants lists every stored grant of pack, revoked ones included, ordered by
+// capability, scope and chat.
+func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT pack, chat, capability, resources, scope, granted_at, revoked_at
+		FROM grants WHERE pack = ? ORDER BY capability, scope, chat`, pack)
+	if err != nil {
+		return nil, fmt.Errorf("store: grants of %s: %w", pack, err)
+	}
+	out, err := scanGrants(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: grants of %s: %w", pack, err)
+	}
+	return out, nil
+}
+
+// TakeGrants returns the grants that apply to one call of pack in chat (""
+// outside a chat): persistent ones, chat ones of that chat, and once ones,
+// revoked rows included so a denial can say so. The once grants it returns
+// are spent: deleted in the same transaction, so two calls never share one.
+// Call it after the gate approved the call, right before resolving its grant.
+func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
+	var out []GrantRow
+	err := db.grantsTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT pack, chat, capability, resources, scope, granted_at, revoked_at
+			FROM grants WHERE pack = ? AND (chat = '' OR chat = ?) ORDER BY capability, scope, chat`, pack, chat)
+		if err != nil {
+			return err
+		}
+		if out, err = scanGrants(rows); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM grants WHERE pack = ? AND scope = 'once' AND (chat = '' OR chat = ?) AND revoked_at IS NULL`, pack, chat)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
+	}
+	return UserGrants(out), nil
+}
+
+// DeleteGrants forgets every grant of pack, for `packs remove`.
+func (db *DB) DeleteGrants(ctx context.Context, pack string) error {
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM grants WHERE pack = ?`, pack); err != nil {
+		return fmt.Errorf("store: delete grants of %s: %w", pack, err)
+	}
+	return nil
+}
+
+// DeleteChatGrants deletes the chat and once grants made in one chat, when
+// the chat is deleted.
+func (db *DB) DeleteChatGrants(ctx context.Context, chat string) error {
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM grants WHERE chat = ? AND chat <> ''`, chat); err != nil {
+		return fmt.Errorf("store: delete grants of chat %s: %w", chat, err)
+	}
+	return nil
+}
+
+func scanGrants(rows *sql.Rows) ([]GrantRow, error) {
+	defer rows.Close()
+	var out []GrantRow
+	for rows.Next() {
+		var r GrantRow
+		var name, scope, granted string
+		var res, revoked sql.NullString
+		if err := rows.Scan(&r.Pack, &r.Chat, &name, &res, &scope, &granted, &revoked); err != nil {
+			return nil, err
+		}
+		r.Capability, r.Scope = capability.Name(name), capability.Scope(scope)
+		if res.Valid {
+			r.Resources = []string{}
+			if err := json.Unmarshal([]byte(res.String), &r.Resources); err != nil {
+				return nil, fmt.Errorf("grant %s of %s: resources: %w", name, r.Pack, err)
+			}
+		}
+		var err error
+		if r.GrantedAt, err = time.Parse(TimeFormat, granted); err != nil {
+			return nil, fmt.Errorf("grant %s of %s: %w", name, r.Pack, err)
+		}
+		if revoked.Valid {
+			if r.RevokedAt, err = time.Parse(TimeFormat, revoked.String); err != nil {
+				return nil, fmt.Errorf("grant %s of %s: %w", name, r.Pack, err)
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// grantsTx runs fn in one transaction (BEGIN IMMEDIATE: the DSN sets _txlock).
+func (db *DB) grantsTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func grantsNow() string { return time.Now().UTC().Format(TimeFormat) }

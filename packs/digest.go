@@ -1,0 +1,159 @@
+package packs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DigestPrefix starts every integrity string: "sha256:" and 64 hex digits.
+const DigestPrefix = "sha256:"
+
+// ErrUnsupportedFile is wrapped by errors about a pack entry that is neither
+// a regular file, a directory nor a symlink (a device, a FIFO, a socket).
+var ErrUnsupportedFile = errors.New("packs: unsupported file type")
+
+// Digest returns the integrity of the pack folder dir: "sha256:" followed by
+// the hex SHA-256 of its canonical content. The canonical content lists every
+// regular file and symlink under dir, sorted by slash-separated relative path;
+// for each, the path, a kind byte ('f' plain file, 'x' file with any execute
+// bit, 'l' symlink), the size in bytes and the bytes themselves (for a
+// symlink: its target, not what it points to). Directories, modification
+// times, owners and the order in which the file system lists entries play no
+// part, so a copy or an extracted archive has the same digest as its source.
+// Digest never follows a symlink.
+func Digest(dir string) (string, error) {
+	h := sha256.New()
+	if err := digestTo(h, dir); err != nil {
+		return "", err
+	}
+	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// digestEntry is one file or symlink of the canonical content.
+type digestEntry struct {
+	rel  string // slash-separated, relative to the pack root
+	path string // on disk
+	kind byte
+	size int64
+}
+
+func digestTo(h hash.Hash, dir string) error {
+	var entries []digestEntry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("packs: digest %s: %w", dir, err)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return fmt.Errorf("packs: digest %s: %w", dir, err)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("packs: digest %s: %w", dir, err)
+		}
+		e := digestEntry{rel: filepath.ToSlash(rel), path: p, size: info.Size()}
+		switch mode := info.Mode(); {
+		case mode.IsRegular() && mode&0o111 != 0:
+			e.kind = 'x'
+		case mode.IsRegular():
+			e.kind = 'f'
+		case mode&fs.ModeSymlink != 0:
+			e.kind = 'l'
+		default:
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// WalkDir already visits in lexical order of each directory, but that is
+	// not the order of full paths ("a-b" sorts before "a/b" as a path, after
+	// it as a walk); sort the full relative paths so the order is defined by
+	// the names alone.
+	slices.SortFunc(entries, func(a, b digestEntry) int { return strings.Compare(a.rel, b.rel) })
+	var head []byte
+	for _, e := range entries {
+		head = append(head[:0], e.rel...)
+		head = append(head, 0, e.kind)
+		if e.kind == 'l' {
+			target, err := os.Readlink(e.path)
+			if err != nil {
+				return fmt.Errorf("packs: digest %s: %w", dir, err)
+			}
+			head = strconv.AppendInt(head, int64(len(target)), 10)
+			head = append(head, 0)
+			head = append(head, target...)
+			h.Write(head)
+			continue
+		}
+		head = strconv.AppendInt(head, e.size, 10)
+		head = append(head, 0)
+		h.Write(head)
+		if err := hashFile(h, e.path, e.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashFile writes exactly size bytes of the file at p to h, and fails if the
+// file is not that size any more (it changed while we read it).
+func hashFile(h hash.Hash, p string, size int64) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("packs: digest: %w", err)
+	}
+	defer f.Close()
+	n, err := io.Copy(h, io.LimitReader(f, size+1))
+	if err != nil {
+		return fmt.Errorf("packs: digest: %w", err)
+	}
+	if n != size {
+		return fmt.Errorf("packs: digest: %s changed size while it was read (%d bytes, then %d): try again", p, size, n)
+	}
+	return nil
+}
+
+// fileKindName names a file mode that a pack may not hold.
+func fileKindName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// validDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
+func validDigest(s string) bool {
+	hexPart, ok := strings.CutPrefix(s, DigestPrefix)
+	if !ok || len(hexPart) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range hexPart {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

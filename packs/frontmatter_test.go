@@ -1,0 +1,201 @@
+package packs
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// parseFM runs the streaming frontmatter reader on doc for a folder "pack".
+func parseFM(doc string) (Frontmatter, int64, []Finding) {
+	rep := &reporter{pack: "pack"}
+	fm, body, _ := readFrontmatter(bufio.NewReaderSize(strings.NewReader(doc), readerBytes), "SKILL.md", "pack", rep)
+	return fm, body, rep.list
+}
+
+func rulesOf(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f.Severity)+":"+f.Rule)
+	}
+	return out
+}
+
+func TestFrontmatterFields(t *testing.T) {
+	doc := "---\n" +
+		"name: pack\n" +
+		"description: >\n  Folded text\n  over two lines.\n" +
+		"license: MIT\n" +
+		"compatibility: linux\n" +
+		"metadata:\n  author: me\n  tier: gold\n" +
+		"allowed-tools:\n  - Read\n  - Bash(git:*)\n" +
+		"---\n# Title\n"
+	fm, body, fs := parseFM(doc)
+	if len(fs) != 0 {
+		t.Fatalf("findings = %v", fs)
+	}
+	if fm.Name != "pack" || fm.Description != "Folded text over two lines.\n" || fm.License != "MIT" || fm.Compatibility != "linux" {
+		t.Errorf("fm = %+v", fm)
+	}
+	if fm.Metadata["author"] != "me" || fm.Metadata["tier"] != "gold" || len(fm.Metadata) != 2 {
+		t.Errorf("metadata = %v", fm.Metadata)
+	}
+	if !slices.Equal(fm.AllowedTools, []string{"Read", "Bash(git:*)"}) {
+		t.Errorf("allowed-tools = %q", fm.AllowedTools)
+	}
+	if got := doc[body:]; got != "# Title\n" {
+		t.Errorf("body = %q", got)
+	}
+}
+
+func TestFrontmatterAllowedToolsString(t *testing.T) {
+	fm, _, fs := parseFM("---\nname: pack\ndescription: d\nallowed-tools: Read  Write\tBash\n---\nbody\n")
+	if len(fs) != 0 || !slices.Equal(fm.AllowedTools, []string{"Read", "Write", "Bash"}) {
+		t.Errorf("allowed-tools = %q, findings %v", fm.AllowedTools, fs)
+	}
+}
+
+// TestFrontmatterLengthsInRunes: limits count characters, not bytes.
+func TestFrontmatterLengthsInRunes(t *testing.T) {
+	cases := []struct {
+		desc string
+		want []string
+	}{
+		{strings.Repeat("é", 1024), nil}, // 2048 bytes, 1024 characters
+		{strings.Repeat("日", 1024), nil}, // 3072 bytes
+		{strings.Repeat("é", 1025), []string{"error:description-length"}},
+		{strings.Repeat("x", 1024), nil},
+	}
+	for _, tc := range cases {
+		_, _, fs := parseFM("---\nname: pack\ndescription: " + tc.desc + "\n---\nbody\n")
+		if got := rulesOf(fs); !slices.Equal(got, tc.want) {
+			t.Errorf("description of %d bytes: %v, want %v", len(tc.desc), got, tc.want)
+		}
+	}
+	_, _, fs := parseFM("---\nname: pack\ndescription: d\ncompatibility: " + strings.Repeat("ü", 500) + "\n---\nbody\n")
+	if len(fs) != 0 {
+		t.Errorf("500 characters of compatibility must pass: %v", fs)
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	good := []string{"a", "pdf", "pdf-tools", "a1-b2-c3", strings.Repeat("a", 64), "0"}
+	bad := []string{"", strings.Repeat("a", 65), "-a", "a-", "a--b", "A", "a_b", "a.b", "a b", "é", "ａ"}
+	for _, n := range good {
+		if err := checkName(n); err != nil {
+			t.Errorf("checkName(%q) = %v, want nil", n, err)
+		}
+	}
+	for _, n := range bad {
+		if err := checkName(n); err == nil {
+			t.Errorf("checkName(%q) = nil, want an error", n)
+		}
+	}
+}
+
+// TestFrontmatterFindings covers the frontmatter rules one input at a time;
+// each line of the table is a rule and the line it must point at.
+func TestFrontmatterFindings(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      []string // severity:rule@line
+	}{
+		{"crlf", "---\r\nname: pack\r\ndescription: d\r\n---\r\nbody\r\n", nil},
+		{"fence-trailing-space", "---  \nname: pack\ndescription: d\n---\t\nbody\n", nil},
+		{"empty-file", "", []string{"error:frontmatter-missing@1"}},
+		{"only-open-fence", "---", []string{"error:frontmatter-unterminated@1"}},
+		{"empty-frontmatter", "---\n---\nbody\n", []string{"error:name-missing@1", "error:description-missing@1"}},
+		{"null-name", "---\nname:\ndescription: d\n---\nbody\n", []string{"error:name-missing@2"}},
+		{"number-name", "---\nname: 42\ndescription: d\n---\nbody\n", []string{"warning:field-type@2", "error:name-mismatch@2"}},
+		{"list-description", "---\nname: pack\ndescription: [a, b]\n---\nbody\n", []string{"error:field-type@3"}},
+		{"map-metadata-value", "---\nname: pack\ndescription: d\nmetadata:\n  a: {b: c}\n---\nbody\n", []string{"warning:metadata-type@5"}},
+		{"metadata-not-map", "---\nname: pack\ndescription: d\nmetadata: text\n---\nbody\n", []string{"error:field-type@4"}},
+		{"allowed-tools-map", "---\nname: pack\ndescription: d\nallowed-tools: {a: b}\n---\nbody\n", []string{"error:field-type@4"}},
+		{"allowed-tools-nested", "---\nname: pack\ndescription: d\nallowed-tools:\n  - [a]\n---\nbody\n", []string{"error:field-type@5"}},
+		{"lenient-two-lines", "---\nname: pack\ndescription: a: b\nlicense: see: LICENSE\n---\nbody\n", []string{"warning:yaml-lenient@3", "warning:yaml-lenient@4"}},
+		{"lenient-nested", "---\nname: pack\ndescription: d\nmetadata:\n  note: x: y\n---\nbody\n", []string{"warning:yaml-lenient@5"}},
+		{"not-lenient", "---\nname: pack\ndescription: d\n  bad: indent\n---\nbody\n", []string{"error:yaml-syntax@4"}},
+		{"tab-indent", "---\nname: pack\ndescription: d\nmetadata:\n\tx: y\n---\nbody\n", []string{"error:yaml-syntax@5"}},
+		{"alias", "---\nname: &n pack\ndescription: *n\n---\nbody\n", nil},
+		{"binary-body", "---\nname: pack\ndescription: d\n---\nbody\x00\x01\n", []string{"error:encoding@5"}},
+		{"unknown-keys", "---\nname: pack\nversion: 1\ndescription: d\nauthor: me\n---\nbody\n", []string{"warning:unknown-key@3", "warning:unknown-key@5"}},
+		{"scalar-frontmatter", "---\njust text\n---\nbody\n", []string{"error:frontmatter-type@2"}},
+		{"whitespace-body", "---\nname: pack\ndescription: d\n---\n\n  \n", []string{"warning:body-empty@4"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, fs := parseFM(tc.doc)
+			var got []string
+			for _, f := range fs {
+				got = append(got, string(f.Severity)+":"+f.Rule+"@"+strconv.Itoa(f.Line))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v\n%v", got, tc.want, fs)
+			}
+		})
+	}
+}
+
+// tripwire is a reader that fails once more than limit bytes are read. A
+// frontmatter reader that slurped the file would trip it.
+type tripwire struct {
+	r     io.Reader
+	limit int
+	read  int
+}
+
+var errTripped = errors.New("read past the frontmatter")
+
+func (t *tripwire) Read(p []byte) (int, error) {
+	if t.read >= t.limit {
+		return 0, errTripped
+	}
+	if len(p) > t.limit-t.read {
+		p = p[:t.limit-t.read]
+	}
+	n, err := t.r.Read(p)
+	t.read += n
+	return n, err
+}
+
+// TestFrontmatterStreams proves that only the head of a large doc is read.
+func TestFrontmatterStreams(t *testing.T) {
+	head := "---\nname: pack\ndescription: d\n---\n"
+	doc := head + strings.Repeat("body text\n", 1<<20) // 10 MiB
+	tw := &tripwire{r: strings.NewReader(doc), limit: 16 << 10}
+	rep := &reporter{}
+	fm, body, ok := readFrontmatter(bufio.NewReaderSize(tw, readerBytes), "SKILL.md", "pack", rep)
+	if !ok || fm.Name != "pack" || body != int64(len(head)) || len(rep.list) != 0 {
+		t.Fatalf("readFrontmatter = %+v, %d, %v, %v", fm, body, ok, rep.list)
+	}
+	if tw.read > 16<<10 {
+		t.Errorf("read %d bytes of a 10 MiB doc", tw.read)
+	}
+}
+
+func TestQuoteColonValues(t *testing.T) {
+	in := "name: x\ndescription: Use when: asked\n  note: a: b\r\nquoted: 'a: b'\nblock: |\n  a: b\n- item: x: y\n"
+	out, lines := quoteColonValues([]byte(in))
+	if !slices.Equal(lines, []int{2, 3}) {
+		t.Errorf("changed lines = %v, want [2 3]", lines)
+	}
+	if !strings.Contains(string(out), "description: 'Use when: asked'\n") || !strings.Contains(string(out), "  note: 'a: b'\r\n") {
+		t.Errorf("out = %q", out)
+	}
+	if !strings.Contains(string(out), "quoted: 'a: b'\n") || !strings.Contains(string(out), "- item: x: y\n") {
+		t.Errorf("quoted and list lines must stay as they are: %q", out)
+	}
+}
+
+func TestSuggestName(t *testing.T) {
+	cases := map[string]string{"My Pack": "my-pack", "PDF_tools!": "pdf-tools", "---": "my-pack", "ok": "ok"}
+	for in, want := range cases {
+		if got := suggestName(in); got != want {
+			t.Errorf("suggestName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package packs
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// addSeedFiles adds every file of that name under testdata as a seed.
+func addSeedFiles(f *testing.F, name string) {
+	f.Helper()
+	err := filepath.WalkDir("testdata", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != name {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(b)
+		}
+		return err
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+}
+
+func checkFindings(t *testing.T, doc []byte, fs []Finding) {
+	t.Helper()
+	lines := bytes.Count(doc, []byte("\n")) + 2
+	for _, f := range fs {
+		if f.Rule == "" || f.Message == "" || f.Line < 0 || f.Line > lines || (f.Severity != SeverityError && f.Severity != SeverityWarning) {
+			t.Fatalf("malformed finding %+v for a %d-line input", f, lines)
+		}
+	}
+}
+
+func FuzzFrontmatter(f *testing.F) {
+	addSeedFiles(f, "SKILL.md")
+	addSeedFiles(f, "README.md")
+	for _, s := range []string{
+		"---\nname: pack\ndescription: a: b\n---\n",
+		"---\r\nname: pack\r\ndescription: d\r\nmetadata:\r\n  k: v\r\n---\r\nbody",
+		"\xef\xbb\xbf---\nname: pack\ndescription: &a [*a]\n---\n",
+		"---\nname: pack\ndescription: |\n  x\nallowed-tools: [a, {b: c}]\n---\n",
+		"---\n" + strings.Repeat("a: b\n", 100) + "---\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		rep := &reporter{pack: "pack"}
+		fm, body, ok := readFrontmatter(bufio.NewReaderSize(bytes.NewReader(doc), readerBytes), "SKILL.md", "pack", rep)
+		checkFindings(t, doc, rep.list)
+		if body < 0 || body > int64(len(doc)) {
+			t.Fatalf("body offset %d outside a %d-byte doc", body, len(doc))
+		}
+		if ok && !hasErrors(rep.list) {
+			if fm.Name != "pack" {
+				t.Fatalf("accepted name %q for folder pack", fm.Name)
+			}
+			if n := utf8.RuneCountInString(fm.Description); n == 0 || n > maxDescriptionChars {
+				t.Fatalf("accepted a description of %d characters", n)
+			}
+			if !bytes.HasPrefix(doc[body-4:], []byte("---")) && !bytes.Contains(doc[:body], []byte("\n---")) {
+				t.Fatalf("body offset %d is not after a closing fence", body)
+			}
+		}
+	})
+}
+
+func FuzzManifest(f *testing.F) {
+	addSeedFiles(f, "skill.toml")
+	f.Add([]byte(spec001Complete))
+	for _, s := range []string{
+		"[capabilities]\nsecrets_access = [\"A\", 1]\n",
+		"[limits]\nmemory_mb = 1\ntimeout = \"1h\"\n",
+		"capabilities.network = [\"*.a.b\"]\n",
+		"[capabilities]\nterminal_exec = { commands = [\"git\"], blocked = [\"git\"] }\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		rep := &reporter{}
+		m := parseManifest(doc, "skill.toml", "", rep)
+		checkFindings(t, doc, rep.list)
+		if m != nil && !hasErrors(rep.list) {
+			// Parse, don't re-check: what the loader accepts must compile.
+			if err := m.Capabilities.Validate(); err != nil {
+				t.Fatalf("accepted a manifest whose request does not validate: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzTools(f *testing.F) {
+	addSeedFiles(f, "tools.json")
+	for _, s := range []string{
+		`{"tools":[{"name":"a","description":"d","input_schema":{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}},"run":{"exec":["ls","{{x}}"]}}]}`,
+		`[{"name":"a","description":"d","input_schema":{"type":"object","properties":{"x":{"$ref":"s.json"}}},"run":{"wasm":"bin/x.wasm","abi":"wasi"}}]`,
+		`[{"name":"a","description":"d","input_schema":{"type":"object","patternProperties":{"(":{}}},"run":{"wasm":"../x","function":"f"}}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	dir := filepath.Join(f.TempDir(), "pack")
+	writePackFiles(f, dir, map[string]string{"bin/x.wasm": "\x00asm\x01\x00\x00\x00", "s.json": `{"type":"integer"}`})
+	man := &Manifest{}
+	man.Capabilities.TerminalExec.Commands = []string{"ls"}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		rep := &reporter{}
+		tools := parseTools(doc, "tools.json", dir, "pack", man, rep)
+		checkFindings(t, doc, rep.list)
+		if hasErrors(rep.list) {
+			return
+		}
+		seen := map[string]bool{}
+		for _, tool := range tools {
+			if tool.schema == nil || seen[tool.Name] || checkName(strings.ToLower(strings.ReplaceAll(tool.Name, "_", "-"))) != nil && tool.Name == "" {
+				t.Fatalf("accepted a tool without schema, or a duplicate: %+v", tool)
+			}
+			seen[tool.Name] = true
+			switch tool.Run.ABI {
+			case ABIExtism, ABIWASI:
+				if _, err := SafeJoin(dir, tool.Run.Wasm); err != nil {
+					t.Fatalf("accepted wasm path %q: %v", tool.Run.Wasm, err)
+				}
+			case ABIExec:
+				if len(tool.Run.Exec) == 0 {
+					t.Fatal("accepted an empty exec")
+				}
+			default:
+				t.Fatalf("accepted a tool with ABI %q", tool.Run.ABI)
+			}
+			err := tool.ValidateInput([]byte(`{"x":"1"}`))
+			if err != nil && !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("ValidateInput returned %v", err)
+			}
+		}
+	})
+}
+
+func FuzzSafeJoin(f *testing.F) {
+	root := f.TempDir()
+	outside := f.TempDir()
+	writePackFiles(f, root, map[string]string{"docs/a.md": "a", "real/b": "b"})
+	for name, target := range map[string]string{"in": "real", "out": outside, "up": "..", "docs/rel-out": "../../x"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"docs/a.md", "in/b", "out/x", "up/x", "../x", "/etc", "a\x00", "docs/rel-out", ".", "", "in/../in/b", `..\..\x`, "./docs/./a.md"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		got, err := SafeJoin(root, rel)
+		if err != nil {
+			if !errors.Is(err, ErrPathEscape) {
+				t.Fatalf("SafeJoin(%q) = %v: every refusal wraps ErrPathEscape", rel, err)
+			}
+			return
+		}
+		if !within(realRoot, got) {
+			t.Fatalf("SafeJoin(%q) = %q, outside %q", rel, got, realRoot)
+		}
+		if resolved, err := filepath.EvalSymlinks(got); err == nil && !within(realRoot, resolved) {
+			t.Fatalf("SafeJoin(%q) = %q, which resolves to %q", rel, got, resolved)
+		}
+	})
+}

@@ -1,0 +1,418 @@
+package packs
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Errors about installed packs. Check them with errors.Is.
+var (
+	// ErrNotInstalled: no lock entry of that name.
+	ErrNotInstalled = errors.New("packs: not installed")
+	// ErrModified: the installed files no longer match their lock entry's
+	// integrity (or are gone). Such a pack must not run.
+	ErrModified = errors.New("packs: installed pack modified")
+)
+
+// Layout of the state directory.
+const (
+	dbFile         = "packs.db"
+	lockFile       = "packs.lock"
+	packsDir       = "packs"
+	cacheDir       = "cache"
+	workspacesDir  = "workspaces"
+	tmpDir         = "tmp"
+	journalFile    = "txn.json"
+	stagePrefix    = "stage-"
+	asidePrefix    = "old-"
+	homeEnv        = "PACKS_HOME"
+	xdgDataHomeEnv = "XDG_DATA_HOME"
+)
+
+// ResolveHome picks the state directory: flag (from --home) if set, else
+// $PACKS_HOME, else $XDG_DATA_HOME/packs, else ~/.local/share/packs. getenv
+// reads the environment (os.Getenv in a program, a map in a test) and home is
+// the user's home directory, used only for the last fallback.
+func ResolveHome(flag string, getenv func(string) string, home func() (string, error)) (string, error) {
+	switch {
+	case flag != "":
+		return filepath.Abs(flag)
+	case getenv(homeEnv) != "":
+		return filepath.Abs(getenv(homeEnv))
+	case getenv(xdgDataHomeEnv) != "" && filepath.IsAbs(getenv(xdgDataHomeEnv)):
+		// The XDG spec says a relative XDG_DATA_HOME is invalid and ignored.
+		return filepath.Join(getenv(xdgDataHomeEnv), "packs"), nil
+	}
+	h, err := home()
+	if err != nil || h == "" {
+		return "", fmt.Errorf("packs: no state directory: pass --home DIR or set PACKS_HOME (no home directory: %v)", err)
+	}
+	return filepath.Join(h, ".local", "share", "packs"), nil
+}
+
+// HomeOptions configure OpenHome.
+type HomeOptions struct {
+	Logger *slog.Logger // nil discards
+}
+
+// Home is the state directory:
+//
+//	packs.db      SQLite state (internal/store)
+//	packs.lock    installed packs and their integrity (the source of truth)
+//	packs/<name>/ installed packs
+//	cache/        compiled wasm modules
+//	workspaces/   chat workspaces
+//	tmp/          staging and the journal of the one install or remove in flight
+//
+// Processes share a Home safely: installs and removes take an exclusive
+// lock on the directory, readers that need a stable view take a shared one.
+type Home struct {
+	dir string
+	log *slog.Logger
+	// hook, when set (by tests), runs before each step of a transaction; a
+	// test makes it fail or panic to prove every interruption recovers.
+	hook func(step string) error
+}
+
+// OpenHome opens the state directory dir, creating it and its layout with
+// mode 0700 when missing. It finishes or rolls back an install or remove
+// that a crash interrupted and deletes abandoned staging folders.
+func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("packs: state directory %q must be an absolute path", dir)
+	}
+	h := &Home{dir: filepath.Clean(dir), log: opt.Logger}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, d := range []string{h.dir, h.PacksDir(), h.CacheDir(), h.WorkspacesDir(), h.tmp()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("packs: state directory: %w: check the permissions of %s or pass --home", err, dir)
+		}
+	}
+	unlock, err := h.lock(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := h.recover(); err != nil {
+		return nil, err
+	}
+	h.cleanTmp()
+	return h, nil
+}
+
+// Dir is the state directory.
+func (h *Home) Dir() string { return h.dir }
+
+// DBPath is the SQLite database.
+func (h *Home) DBPath() string { return filepath.Join(h.dir, dbFile) }
+
+// LockPath is packs.lock.
+func (h *Home) LockPath() string { return filepath.Join(h.dir, lockFile) }
+
+// PacksDir holds one folder per installed pack.
+func (h *Home) PacksDir() string { return filepath.Join(h.dir, packsDir) }
+
+// CacheDir is for the runtime's compiled-module cache.
+func (h *Home) CacheDir() string { return filepath.Join(h.dir, cacheDir) }
+
+// WorkspacesDir holds chat workspaces.
+func (h *Home) WorkspacesDir() string { return filepath.Join(h.dir, workspacesDir) }
+
+// PackDir is the folder of the installed pack name. It fails for a name that
+// cannot be a folder under PacksDir.
+func (h *Home) PackDir(name string) (string, error) {
+	if !validDirName(name) {
+		return "", fmt.Errorf("%w: %q is not a pack name", ErrNotInstalled, name)
+	}
+	return filepath.Join(h.PacksDir(), name), nil
+}
+
+func (h *Home) tmp() string { return filepath.Join(h.dir, tmpDir) }
+
+// ReadLock reads packs.lock.
+func (h *Home) ReadLock() (*Lockfile, error) { return ReadLock(h.LockPath()) }
+
+// Entry returns the lock entry of the installed pack name.
+func (h *Home) Entry(name string) (LockEntry, error) {
+	l, err := h.ReadLock()
+	if err != nil {
+		return LockEntry{}, err
+	}
+	e, ok := l.Entry(name)
+	if !ok {
+		return LockEntry{}, fmt.Errorf("%w: %s: see packs list, or install it with packs add", ErrNotInstalled, name)
+	}
+	return e, nil
+}
+
+// Verify checks that the installed files of pack name still have the
+// integrity its lock entry records. It returns an error wrapping
+// ErrNotInstalled when there is no entry, and one wrapping ErrModified when
+// the content differs or the folder is gone. Anything that runs a pack must
+// call Verify first. It waits for an install or remove in flight to finish;
+// those hold the lock for milliseconds.
+func (h *Home) Verify(name string) error {
+	unlock, err := h.lock(context.Background(), false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	e, err := h.Entry(name)
+	if err != nil {
+		return err
+	}
+	dir, err := h.PackDir(name)
+	if err != nil {
+		return err
+	}
+	got, err := Digest(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s: its folder %s is missing: reinstall it with packs add: %w", ErrModified, name, dir, err)
+	case err != nil:
+		return fmt.Errorf("%w: %s: %w", ErrModified, name, err)
+	case subtle.ConstantTimeCompare([]byte(got), []byte(e.Integrity)) != 1:
+		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s): reinstall it with packs add, or remove it", ErrModified, name, dir, e.Integrity, got)
+	}
+	return nil
+}
+
+// journal records the one transaction in flight, written before the first
+// rename. Recovery reads it to decide between finishing and undoing: the
+// transaction committed exactly when packs.lock holds its outcome.
+type journal struct {
+	Name   string `json:"name"`
+	Aside  string `json:"aside"`   // folder under tmp/ that holds the old version
+	HadOld bool   `json:"had_old"` // packs/<name> existed when the transaction began
+	Remove bool   `json:"remove"`  // a remove; otherwise an install
+	// For an install, the new entry's integrity and time identify it.
+	Integrity string    `json:"integrity,omitempty"`
+	Installed time.Time `json:"installed"`
+}
+
+// step runs the test hook, if any, before a transaction step.
+func (h *Home) step(name string) error {
+	if h.hook == nil {
+		return nil
+	}
+	return h.hook(name)
+}
+
+// apply runs a transaction whose journal j is not yet written. For an
+// install, staged is the verified new folder and entry its lock entry. The
+// steps are:
+//
+//  1. write the journal;
+//  2. rename packs/<name> aside into tmp/ (when it exists);
+//  3. rename the staged folder to packs/<name> (install only);
+//  4. write packs.lock: the commit point;
+//  5. delete the old folder and the journal.
+//
+// A crash or error before 4 rolls back to the old state, after 4 rolls
+// forward: see recover. The caller holds the exclusive lock.
+func (h *Home) apply(j journal, staged string, entry *LockEntry) error {
+	cur, err := h.PackDir(j.Name)
+	if err != nil {
+		return err
+	}
+	// Another process may have crashed mid-change since this Home was
+	// opened: settle its journal before writing ours.
+	if err := h.recover(); err != nil {
+		return err
+	}
+	lf, err := h.ReadLock()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(cur); err == nil {
+		j.HadOld = true
+	}
+	if err := h.step("journal"); err != nil {
+		return err
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("packs: journal: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(h.tmp(), journalFile), data); err != nil {
+		return err
+	}
+	if j.HadOld {
+		if err := h.step("aside"); err != nil {
+			return err
+		}
+		if err := os.Rename(cur, filepath.Join(h.tmp(), j.Aside)); err != nil {
+			return fmt.Errorf("packs: move old %s aside: %w", j.Name, err)
+		}
+	}
+	if entry != nil {
+		if err := h.step("rename"); err != nil {
+			return err
+		}
+		if err := os.Rename(staged, cur); err != nil {
+			return fmt.Errorf("packs: move %s into place: %w", j.Name, err)
+		}
+		lf.put(*entry)
+	} else {
+		lf.remove(j.Name)
+	}
+	if err := syncDirs(h.PacksDir(), h.tmp()); err != nil {
+		return err
+	}
+	if err := h.step("lock"); err != nil {
+		return err
+	}
+	if err := WriteLock(h.LockPath(), lf); err != nil {
+		return err
+	}
+	// Committed. A failure from here on leaves only garbage, which the
+	// next OpenHome clears; the change itself stands.
+	err = h.step("cleanup")
+	if err == nil {
+		err = h.recover()
+	}
+	if err != nil {
+		h.log.Warn("packs: change committed, cleanup deferred to the next start", "pack", j.Name, "err", err)
+	}
+	return nil
+}
+
+// recover completes or undoes the transaction in the journal, if any. The
+// caller holds the exclusive lock.
+func (h *Home) recover() error {
+	jpath := filepath.Join(h.tmp(), journalFile)
+	data, err := os.ReadFile(jpath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("packs: read journal: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil || !validDirName(j.Name) || !strings.HasPrefix(j.Aside, asidePrefix) || !validDirName(j.Aside) {
+		return fmt.Errorf("packs: journal %s is corrupt (%v): move it away and check %s by hand", jpath, err, h.PacksDir())
+	}
+	lf, err := h.ReadLock()
+	if err != nil {
+		return err
+	}
+	cur := filepath.Join(h.PacksDir(), j.Name)
+	aside := filepath.Join(h.tmp(), j.Aside)
+	e, ok := lf.Entry(j.Name)
+	committed := !ok
+	if !j.Remove {
+		committed = ok && e.Integrity == j.Integrity && e.Installed.Equal(j.Installed)
+	}
+	switch {
+	case committed:
+		err = os.RemoveAll(aside)
+	case pathExists(aside):
+		if err = os.RemoveAll(cur); err == nil {
+			err = os.Rename(aside, cur)
+		}
+	case !j.HadOld:
+		err = os.RemoveAll(cur)
+	}
+	if err != nil {
+		return fmt.Errorf("packs: recover interrupted change to %s: %w: check %s", j.Name, err, h.PacksDir())
+	}
+	if err := syncDirs(h.PacksDir(), h.tmp()); err != nil {
+		return err
+	}
+	if err := os.Remove(jpath); err != nil {
+		return fmt.Errorf("packs: remove journal: %w", err)
+	}
+	if !committed {
+		h.log.Warn("packs: rolled back an interrupted change", "pack", j.Name, "remove", j.Remove)
+	}
+	return syncPath(h.tmp())
+}
+
+// cleanTmp deletes what interrupted processes left in tmp/: staging folders
+// no live process holds, and temporary files. The caller holds the
+// exclusive lock, so no stage is between creation and locking.
+func (h *Home) cleanTmp() {
+	ents, err := os.ReadDir(h.tmp())
+	if err != nil {
+		return
+	}
+	for _, d := range ents {
+		p := filepath.Join(h.tmp(), d.Name())
+		if strings.HasPrefix(d.Name(), stagePrefix) {
+			release, ok := tryLockDir(p)
+			if !ok {
+				continue // a live process is staging here
+			}
+			release()
+		}
+		if err := os.RemoveAll(p); err != nil {
+			h.log.Warn("packs: cannot clean temporary files", "path", p, "err", err)
+		}
+	}
+}
+
+// lock takes the state directory's lock: exclusive for changes, shared for
+// a stable read. It waits, polling, until ctx is done.
+func (h *Home) lock(ctx context.Context, exclusive bool) (func(), error) {
+	f, err := os.Open(h.dir)
+	if err != nil {
+		return nil, fmt.Errorf("packs: lock state directory: %w", err)
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		ok, err := flock(f, exclusive)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("packs: lock state directory: %w", err)
+		}
+		if ok {
+			return func() { f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("packs: waiting for another packs process to finish with %s: %w", h.dir, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// tryLockDir takes an exclusive lock on the folder p without waiting. It
+// returns the release function and true when the lock was free.
+func tryLockDir(p string) (func(), bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, false
+	}
+	ok, err := flock(f, true)
+	if err != nil || !ok {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
+}
+
+// syncDirs fsyncs folders so renames in them are durable.
+func syncDirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := syncPath(d); err != nil {
+			return fmt.Errorf("packs: sync %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+func pathExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

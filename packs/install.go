@@ -1,0 +1,352 @@
+package packs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// Errors from installing. Check them with errors.Is.
+var (
+	// ErrUnsupportedSource: the source is neither a folder nor a local
+	// .tar.gz or .tgz file.
+	ErrUnsupportedSource = errors.New("packs: unsupported source")
+	// ErrNotRequested: a grant names a capability the pack does not ask for.
+	ErrNotRequested = errors.New("packs: capability not requested")
+)
+
+// StageOptions configure Home.Stage.
+type StageOptions struct {
+	Load   LoadOptions
+	Limits ArchiveLimits // for archive sources; zero fields mean the defaults
+}
+
+// Staged is a pack copied into the state directory, loaded and validated,
+// waiting for Commit (install it) or Discard. What Commit installs is
+// exactly what was loaded here: the source is not read again.
+type Staged struct {
+	Pack      *Pack     // loaded from the staged copy
+	Source    string    // "file:///abs/path" of the folder or archive
+	Integrity string    // Digest of the staged copy
+	Findings  []Finding // warnings, with files named as in the source
+
+	home    *Home
+	root    string // tmp/stage-XXXX, locked while the Staged lives
+	dir     string // root/<name>: the pack
+	release func()
+}
+
+// Stage copies source (a pack folder, or a .tar.gz/.tgz archive of one)
+// into a private folder of the state directory, loads it and computes its
+// integrity. When the pack has errors it returns a *LoadError whose findings
+// name the files as the source does. Call Commit or Discard on the result.
+//
+// A folder is copied without its .git folders; a symlink in it must point
+// inside the pack. An archive is extracted with ExtractTarGz under
+// opt.Limits, and the pack folder is named after its single top-level
+// folder, or after the archive file without its extension.
+func (h *Home) Stage(ctx context.Context, source string, opt StageOptions) (*Staged, error) {
+	abs, err := filepath.Abs(source)
+	if err != nil {
+		return nil, fmt.Errorf("packs: add %s: %w", source, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("packs: add %s: %w", source, err)
+	}
+	archive := fi.Mode().IsRegular() && archiveBase(abs) != ""
+	if !fi.IsDir() && !archive {
+		return nil, fmt.Errorf("%w: %s is neither a pack folder nor a .tar.gz/.tgz file", ErrUnsupportedSource, source)
+	}
+	s, err := h.newStage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.Source = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	display := strings.TrimSuffix(source, string(filepath.Separator))
+	if archive {
+		display += "!"
+		err = s.extract(abs, opt.Limits)
+	} else {
+		s.dir = filepath.Join(s.root, filepath.Base(abs))
+		err = copyTree(ctx, abs, s.dir)
+	}
+	if err == nil {
+		err = s.load(display, opt.Load)
+	}
+	if err != nil {
+		s.Discard()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStage makes and locks a staging folder under tmp/. It holds the shared
+// state lock meanwhile, so OpenHome's cleanup (exclusive) never sees the
+// folder unlocked.
+func (h *Home) newStage(ctx context.Context) (*Staged, error) {
+	unlock, err := h.lock(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	root, err := os.MkdirTemp(h.tmp(), stagePrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("packs: stage: %w", err)
+	}
+	release, ok := tryLockDir(root)
+	if !ok {
+		os.RemoveAll(root)
+		return nil, fmt.Errorf("packs: stage: cannot lock %s", root)
+	}
+	return &Staged{home: h, root: root, release: release}, nil
+}
+
+// extract expands the archive at abs into the stage.
+func (s *Staged) extract(abs string, lim ArchiveLimits) error {
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("packs: add: %w", err)
+	}
+	defer f.Close()
+	tmp := filepath.Join(s.root, "archive")
+	top, err := extractTarGz(f, tmp, lim)
+	if err != nil {
+		return fmt.Errorf("packs: add %s: %w", abs, err)
+	}
+	name := top
+	if name == "" {
+		name = archiveBase(abs)
+	}
+	if !validDirName(name) {
+		return fmt.Errorf("%w: archive %s: %q cannot be a pack folder name: put the pack in one top-level folder named after it", ErrArchiveUnsafe, abs, name)
+	}
+	s.dir = filepath.Join(s.root, name)
+	if s.dir != tmp {
+		if err := os.Rename(tmp, s.dir); err != nil {
+			return fmt.Errorf("packs: add: %w", err)
+		}
+	}
+	return nil
+}
+
+// load loads and validates the staged copy and computes its integrity.
+// display replaces the staging folder in finding file names.
+func (s *Staged) load(display string, opt LoadOptions) error {
+	p, err := Load(s.dir, opt)
+	var le *LoadError
+	if errors.As(err, &le) {
+		return &LoadError{Findings: s.rename(le.Findings, display)}
+	}
+	if err != nil {
+		return err
+	}
+	if base := filepath.Base(s.dir); p.Name != base {
+		return fmt.Errorf("%w: the pack is named %q but its folder is %q: rename one to match", ErrInvalidPack, p.Name, base)
+	}
+	s.Pack = p
+	s.Findings = s.rename(p.Findings, display)
+	s.Integrity, err = Digest(s.dir)
+	return err
+}
+
+// rename rewrites the staged folder in finding file names to display.
+func (s *Staged) rename(in []Finding, display string) []Finding {
+	out := make([]Finding, len(in))
+	for i, f := range in {
+		switch rel, err := filepath.Rel(s.dir, f.File); {
+		case err == nil && rel == ".":
+			f.File = display
+		case err == nil && filepath.IsLocal(rel):
+			f.File = display + string(filepath.Separator) + rel
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// Name is the name the pack will be installed under.
+func (s *Staged) Name() string { return filepath.Base(s.dir) }
+
+// Commit installs the staged pack as packs/<name>, atomically replacing an
+// installed version, and records its lock entry with grant as the granted
+// capabilities (each must be one the pack asks for, else ErrNotRequested).
+// A crash at any moment leaves either the old installation or the new one;
+// the next OpenHome finishes the job. The Staged is spent afterwards.
+func (s *Staged) Commit(ctx context.Context, grant []capability.Name) (LockEntry, error) {
+	if s.release == nil {
+		return LockEntry{}, errors.New("packs: commit: the staged pack was already committed or discarded")
+	}
+	req := s.Pack.Request()
+	var caps map[capability.Name]LockCapability
+	for _, n := range req.Names() {
+		if caps == nil {
+			caps = map[capability.Name]LockCapability{}
+		}
+		caps[n] = LockCapability{Resources: req.Resources(n)}
+	}
+	for _, n := range grant {
+		c, ok := caps[n]
+		if !ok {
+			return LockEntry{}, fmt.Errorf("%w: %s does not ask for %s: grant only what it asks for", ErrNotRequested, s.Name(), n)
+		}
+		c.Granted = true
+		caps[n] = c
+	}
+	e := LockEntry{
+		Name: s.Name(), Source: s.Source, Integrity: s.Integrity,
+		Installed: time.Now().UTC(), Capabilities: caps,
+	}
+	if s.Pack.Manifest != nil {
+		e.Version = s.Pack.Manifest.Version
+	}
+	h := s.home
+	unlock, err := h.lock(ctx, true)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	defer unlock()
+	j := journal{Name: e.Name, Aside: asidePrefix + e.Name, Integrity: e.Integrity, Installed: e.Installed}
+	if err := h.apply(j, s.dir, &e); err != nil {
+		if rerr := h.recover(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		s.Discard()
+		return LockEntry{}, err
+	}
+	s.Pack.Dir = filepath.Join(h.PacksDir(), e.Name)
+	s.Discard()
+	return e, nil
+}
+
+// Discard deletes the staging folder. It is safe to call more than once and
+// after Commit.
+func (s *Staged) Discard() {
+	if s.release == nil {
+		return
+	}
+	os.RemoveAll(s.root)
+	s.release()
+	s.release = nil
+}
+
+// Remove uninstalls the pack name: its folder and its lock entry go
+// together, atomically. It returns the entry that was removed.
+func (h *Home) Remove(ctx context.Context, name string) (LockEntry, error) {
+	unlock, err := h.lock(ctx, true)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	defer unlock()
+	e, err := h.Entry(name)
+	if err != nil {
+		return LockEntry{}, err
+	}
+	if err := h.apply(journal{Name: name, Aside: asidePrefix + name, Remove: true}, "", nil); err != nil {
+		if rerr := h.recover(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return LockEntry{}, err
+	}
+	return e, nil
+}
+
+// archiveBase returns the file name of an archive path without its
+// .tar.gz or .tgz extension, or "" when it has neither.
+func archiveBase(p string) string {
+	base := filepath.Base(p)
+	for _, ext := range []string{".tar.gz", ".tgz"} {
+		if strings.HasSuffix(strings.ToLower(base), ext) && len(base) > len(ext) {
+			return base[:len(base)-len(ext)]
+		}
+	}
+	return ""
+}
+
+// copyTree copies the pack folder src to dst (which must not exist),
+// skipping .git folders. Symlinks are copied as links and must resolve
+// inside the pack; anything but files, folders and symlinks is refused.
+// Everything is flushed to stable storage before it returns.
+func copyTree(ctx context.Context, src, dst string) error {
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch mode := d.Type(); {
+		case d.IsDir() && d.Name() == ".git" && rel != ".":
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.Mkdir(to, 0o755)
+		case mode.IsRegular():
+			return copyFile(p, to)
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			slashRel := filepath.ToSlash(rel)
+			if filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target))) {
+				return fmt.Errorf("%w: symlink %s -> %s leaves the pack: make it relative and inside the pack", ErrPathEscape, slashRel, target)
+			}
+			return os.Symlink(target, to)
+		default:
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+		}
+	})
+	if err == nil {
+		if lerr := checkLinks(dst); lerr != nil {
+			err = fmt.Errorf("%w: %w", ErrPathEscape, lerr)
+		}
+	}
+	if err == nil {
+		err = syncTree(dst)
+	}
+	if err != nil {
+		return fmt.Errorf("packs: copy %s: %w", src, err)
+	}
+	return nil
+}
+
+// copyFile copies one regular file, keeping only its execute bit.
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	perm := fs.FileMode(0o644)
+	if fi.Mode()&0o111 != 0 {
+		perm = 0o755
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

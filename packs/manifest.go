@@ -1,0 +1,550 @@
+package packs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// Manifest is a pack's skill.toml (spec 001): who it is and what it asks for.
+type Manifest struct {
+	ID, Name, Version, Description string
+	Authors                        []string
+	License                        string
+	APIVersion                     string
+	Executable                     Executable
+	Capabilities                   capability.Request
+}
+
+// Executable is skill.toml's [executable] table: the pack's main module and
+// the functions it exports.
+type Executable struct {
+	Module  string // relative to the pack root, checked to stay inside it
+	Exports []string
+}
+
+const (
+	manifestFile     = "skill.toml"
+	maxManifestBytes = 256 << 10
+	// maxMemoryPages is the wasm32 ceiling: 4 GiB in 64 KiB pages.
+	maxMemoryPages = 65536
+)
+
+// The shadow structs mirror spec 001 key by key so that strict decoding
+// rejects anything else. Tables the runtime does not use yet are decoded
+// only to be accepted.
+type manifestDoc struct {
+	Skill        skillTable        `toml:"skill"`
+	Provides     providesTable     `toml:"provides"`
+	Knowledge    knowledgeTable    `toml:"knowledge"`
+	Recipes      recipesTable      `toml:"recipes"`
+	Executable   executableTable   `toml:"executable"`
+	Capabilities capabilitiesTable `toml:"capabilities"`
+	Limits       limitsTable       `toml:"limits"`
+	Dependencies map[string]any    `toml:"dependencies"`
+	Suggestions  map[string]any    `toml:"suggestions"`
+	Features     map[string]any    `toml:"features"`
+	Platform     platformTable     `toml:"platform"`
+}
+
+type skillTable struct {
+	ID             string   `toml:"id"`
+	Name           string   `toml:"name"`
+	Version        string   `toml:"version"`
+	Description    string   `toml:"description"`
+	Authors        []string `toml:"authors"`
+	License        string   `toml:"license"`
+	Repository     string   `toml:"repository"`
+	Documentation  string   `toml:"documentation"`
+	Homepage       string   `toml:"homepage"`
+	Keywords       []string `toml:"keywords"`
+	APIVersion     string   `toml:"api_version"`
+	MinCaroVersion string   `toml:"min_caro_version"`
+}
+
+type providesTable struct {
+	Knowledge  bool `toml:"knowledge"`
+	Recipes    bool `toml:"recipes"`
+	Executable bool `toml:"executable"`
+}
+
+type knowledgeTable struct {
+	Topics           []string `toml:"topics"`
+	Priority         int64    `toml:"priority"`
+	MaxContextTokens int64    `toml:"max_context_tokens"`
+}
+
+type recipesTable struct {
+	Files               []string `toml:"files"`
+	DefaultConfirmation string   `toml:"default_confirmation"`
+}
+
+type executableTable struct {
+	Module  string   `toml:"module"`
+	Exports []string `toml:"exports"`
+}
+
+type capabilitiesTable struct {
+	TerminalExec    *execTable `toml:"terminal_exec"`
+	FilesystemRead  []string   `toml:"filesystem_read"`
+	FilesystemWrite []string   `toml:"filesystem_write"`
+	Network         []string   `toml:"network"`
+	EnvRead         []string   `toml:"env_read"`
+	SecretsAccess   any        `toml:"secrets_access"` // false, or a list of secret names
+}
+
+type execTable struct {
+	Allowed  *bool    `toml:"allowed"`
+	Commands []string `toml:"commands"`
+	Blocked  []string `toml:"blocked"`
+}
+
+type limitsTable struct {
+	MemoryMB    *int64  `toml:"memory_mb"`
+	MemoryPages *int64  `toml:"memory_pages"`
+	TimeoutMS   *int64  `toml:"timeout_ms"`
+	Timeout     *string `toml:"timeout"`
+	OutputBytes *int64  `toml:"output_bytes"`
+	InputBytes  *int64  `toml:"input_bytes"`
+}
+
+type platformTable struct {
+	OS            []string `toml:"os"`
+	Arch          []string `toml:"arch"`
+	RequiredTools []string `toml:"required_tools"`
+	OptionalTools []string `toml:"optional_tools"`
+}
+
+// manifestParser turns one skill.toml into a Manifest and findings.
+type manifestParser struct {
+	doc  []byte
+	file string // display name for findings
+	dir  string // absolute pack root, for [executable].module; "" skips file checks
+	rep  *reporter
+}
+
+// parseManifest decodes skill.toml strictly and checks every capability
+// pattern, so nothing downstream can fail on one. It returns nil when the
+// document cannot be decoded at all.
+func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
+	p := &manifestParser{doc: doc, file: file, dir: dir, rep: rep}
+	var md manifestDoc
+	err := decodeTOML(doc, &md)
+	var strict *toml.StrictMissingError
+	var de *toml.DecodeError
+	switch {
+	case err == nil:
+	case errors.As(err, &strict):
+		for _, e := range strict.Errors {
+			line, _ := e.Position()
+			key := e.Key()
+			name := ""
+			if len(key) > 0 {
+				name = key[len(key)-1]
+			}
+			rep.errorf(file, line, "toml-unknown-key", "%q is not a spec 001 manifest key: fix its spelling or remove it", name)
+		}
+	case errors.As(err, &de):
+		line, _ := de.Position()
+		if msg, ok := typeMismatch(de); ok {
+			rep.errorf(file, line, "toml-type", "%s: %s", strings.Join(de.Key(), "."), msg)
+		} else {
+			rep.errorf(file, line, "toml-syntax", "%s: fix the TOML syntax", strings.TrimPrefix(de.Error(), "toml: "))
+		}
+		return nil
+	default:
+		rep.errorf(file, 0, "toml-syntax", "%s: fix the TOML syntax", strings.TrimPrefix(err.Error(), "toml: "))
+		return nil
+	}
+
+	m := &Manifest{
+		ID: md.Skill.ID, Name: md.Skill.Name, Version: md.Skill.Version, Description: md.Skill.Description,
+		Authors: md.Skill.Authors, License: md.Skill.License, APIVersion: md.Skill.APIVersion,
+		Executable: Executable{Module: md.Executable.Module, Exports: md.Executable.Exports},
+	}
+	if m.Version != "" {
+		if err := checkSemver(m.Version); err != nil {
+			p.errorf([]string{"skill", "version"}, -1, "manifest-version", "version %q %v: write MAJOR.MINOR.PATCH, as in \"1.2.0\"", m.Version, err)
+		}
+	}
+	if m.APIVersion != "" && !supportedAPI(m.APIVersion) {
+		p.errorf([]string{"skill", "api_version"}, -1, "api-version", "api_version %q is not supported: this runtime reads manifests of api_version \"1.x\"", m.APIVersion)
+	}
+	if m.Executable.Module != "" && dir != "" {
+		checkWasmFile(dir, m.Executable.Module, file, p.line([]string{"executable", "module"}, -1), rep)
+	}
+	m.Capabilities = p.request(md.Capabilities)
+	m.Capabilities.Limits = p.limits(md.Limits)
+	return m
+}
+
+// decodeTOML decodes strictly. go-toml reads untrusted input here, so a
+// panic inside it becomes an error.
+func decodeTOML(doc []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("toml: the parser failed on this input: %v", r)
+		}
+	}()
+	return toml.NewDecoder(bytes.NewReader(doc)).DisallowUnknownFields().Decode(v)
+}
+
+func (p *manifestParser) errorf(path []string, index int, rule, format string, args ...any) {
+	p.rep.errorf(p.file, p.line(path, index), rule, format, args...)
+}
+
+// capList is one list of capability entries in [capabilities].
+type capList struct {
+	name capability.Name
+	key  string // dotted key under [capabilities]
+	in   []string
+	out  *[]string
+}
+
+// request converts the [capabilities] table and validates every entry on
+// its own, so each bad pattern gets its own finding at its own line.
+func (p *manifestParser) request(c capabilitiesTable) capability.Request {
+	var r capability.Request
+	lists := []capList{
+		{capability.FilesystemRead, "filesystem_read", c.FilesystemRead, &r.FilesystemRead},
+		{capability.FilesystemWrite, "filesystem_write", c.FilesystemWrite, &r.FilesystemWrite},
+		{capability.Network, "network", c.Network, &r.Network},
+		{capability.EnvRead, "env_read", c.EnvRead, &r.EnvRead},
+	}
+	if te := c.TerminalExec; te != nil {
+		allowed := te.Allowed == nil || *te.Allowed
+		if allowed && len(te.Commands) == 0 {
+			p.errorf([]string{"capabilities", "terminal_exec"}, -1, "capability-invalid",
+				"terminal_exec allows no command: list the programs in commands = [...] (an empty list does not mean every command here)")
+		}
+		if allowed {
+			lists = append(lists, capList{capability.TerminalExec, "terminal_exec.commands", te.Commands, &r.TerminalExec.Commands})
+		}
+		lists = append(lists, capList{capability.TerminalExec, "terminal_exec.blocked", te.Blocked, &r.TerminalExec.Blocked})
+		for _, cmd := range te.Commands {
+			if i := slices.Index(te.Blocked, cmd); allowed && i >= 0 {
+				p.errorf([]string{"capabilities", "terminal_exec", "blocked"}, i, "capability-invalid",
+					"%q is both allowed and blocked: remove it from one list", cmd)
+			}
+		}
+	}
+	if secrets, ok := p.secrets(c.SecretsAccess); ok {
+		lists = append(lists, capList{capability.SecretsAccess, "secrets_access", secrets, &r.SecretsAccess})
+	}
+	for _, l := range lists {
+		path := append([]string{"capabilities"}, strings.Split(l.key, ".")...)
+		for i, s := range l.in {
+			if err := validateOne(l.name, l.key, s); err != nil {
+				reason := err.Error()
+				var pe *capability.PatternError
+				if errors.As(err, &pe) {
+					reason = pe.Reason
+				}
+				p.errorf(path, i, "capability-pattern", "%s entry %q: %s", l.key, s, reason)
+				continue
+			}
+			*l.out = append(*l.out, s)
+		}
+	}
+	return r
+}
+
+// validateOne checks a single capability entry through capability.Request,
+// which owns the pattern rules.
+func validateOne(n capability.Name, key, s string) error {
+	var r capability.Request
+	switch {
+	case key == "terminal_exec.blocked":
+		r.TerminalExec.Blocked = []string{s}
+	case n == capability.TerminalExec:
+		r.TerminalExec.Commands = []string{s}
+	case n == capability.FilesystemRead:
+		r.FilesystemRead = []string{s}
+	case n == capability.FilesystemWrite:
+		r.FilesystemWrite = []string{s}
+	case n == capability.Network:
+		r.Network = []string{s}
+	case n == capability.EnvRead:
+		r.EnvRead = []string{s}
+	case n == capability.SecretsAccess:
+		r.SecretsAccess = []string{s}
+	}
+	return r.Validate()
+}
+
+// secrets reads secrets_access: false (or absent) asks for nothing, a list
+// names the secrets. true is refused: a pack must say which secrets.
+func (p *manifestParser) secrets(v any) ([]string, bool) {
+	path := []string{"capabilities", "secrets_access"}
+	switch v := v.(type) {
+	case nil:
+		return nil, false
+	case bool:
+		if v {
+			p.errorf(path, -1, "capability-invalid", "secrets_access = true names no secret: list them, as in secrets_access = [\"GITHUB_TOKEN\"]")
+		}
+		return nil, false
+	case []any:
+		out := make([]string, 0, len(v))
+		for i, item := range v {
+			s, ok := item.(string)
+			if !ok {
+				p.errorf(path, i, "toml-type", "secrets_access entries are secret names (strings), not %T", item)
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	p.errorf(path, -1, "toml-type", "secrets_access is false or a list of secret names, not a TOML %s", tomlKind(v))
+	return nil, false
+}
+
+// limits converts [limits]. Zero fields mean the runtime's defaults.
+func (p *manifestParser) limits(t limitsTable) capability.Limits {
+	var l capability.Limits
+	key := func(k string) []string { return []string{"limits", k} }
+	switch {
+	case t.MemoryMB != nil && t.MemoryPages != nil:
+		p.errorf(key("memory_pages"), -1, "limits", "memory_mb and memory_pages are both set: keep one")
+	case t.MemoryMB != nil:
+		if *t.MemoryMB < 1 || *t.MemoryMB > maxMemoryPages/16 {
+			p.errorf(key("memory_mb"), -1, "limits", "memory_mb = %d is out of range: use 1 to %d", *t.MemoryMB, maxMemoryPages/16)
+		} else {
+			l.MemoryPages = uint32(*t.MemoryMB * 16)
+		}
+	case t.MemoryPages != nil:
+		if *t.MemoryPages < 1 || *t.MemoryPages > maxMemoryPages {
+			p.errorf(key("memory_pages"), -1, "limits", "memory_pages = %d is out of range: use 1 to %d (64 KiB each)", *t.MemoryPages, maxMemoryPages)
+		} else {
+			l.MemoryPages = uint32(*t.MemoryPages)
+		}
+	}
+	switch {
+	case t.TimeoutMS != nil && t.Timeout != nil:
+		p.errorf(key("timeout"), -1, "limits", "timeout and timeout_ms are both set: keep one")
+	case t.TimeoutMS != nil:
+		if *t.TimeoutMS < 1 || *t.TimeoutMS > int64(time.Hour/time.Millisecond) {
+			p.errorf(key("timeout_ms"), -1, "limits", "timeout_ms = %d is out of range: use 1 to 3600000", *t.TimeoutMS)
+		} else {
+			l.Timeout = time.Duration(*t.TimeoutMS) * time.Millisecond
+		}
+	case t.Timeout != nil:
+		d, err := time.ParseDuration(*t.Timeout)
+		switch {
+		case err != nil:
+			p.errorf(key("timeout"), -1, "limits", "timeout %q is not a duration: write it as \"30s\" or \"2m\"", *t.Timeout)
+		case d <= 0 || d > time.Hour:
+			p.errorf(key("timeout"), -1, "limits", "timeout %q is out of range: use more than 0 and at most 1h", *t.Timeout)
+		default:
+			l.Timeout = d
+		}
+	}
+	for _, b := range []struct {
+		k   string
+		v   *int64
+		out *int64
+	}{{"output_bytes", t.OutputBytes, &l.OutputBytes}, {"input_bytes", t.InputBytes, &l.InputBytes}} {
+		if b.v == nil {
+			continue
+		}
+		if *b.v < 1 {
+			p.errorf(key(b.k), -1, "limits", "%s = %d must be positive", b.k, *b.v)
+			continue
+		}
+		*b.out = *b.v
+	}
+	return l
+}
+
+// line finds the line of a key (index < 0) or of the index-th element of its
+// array value. When the key is not found, it falls back to the closest
+// enclosing table, then to 0.
+func (p *manifestParser) line(path []string, index int) int {
+	return tomlLine(p.doc, path, index)
+}
+
+// tomlLine walks the document with go-toml's parser to locate a key. It is
+// only called when there is something to report, so findings cost nothing
+// on a clean manifest.
+func tomlLine(doc []byte, path []string, index int) (line int) {
+	defer func() {
+		if recover() != nil {
+			line = 0
+		}
+	}()
+	var ps unstable.Parser
+	ps.Reset(doc)
+	var table []string
+	best := 0
+	for ps.NextExpression() {
+		e := ps.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keyOf(e)
+			if isPrefix(table, path) && len(table) > 0 {
+				best = lineAt(doc, e.Key())
+			}
+		case unstable.KeyValue:
+			if l := findKey(doc, e, table, path, index); l > 0 {
+				return l
+			}
+		}
+	}
+	return best
+}
+
+func findKey(doc []byte, kv *unstable.Node, table, path []string, index int) int {
+	full := append(slices.Clone(table), keyOf(kv)...)
+	if !isPrefix(full, path) {
+		return 0
+	}
+	v := kv.Value()
+	if len(full) == len(path) {
+		if index >= 0 && v.Kind == unstable.Array {
+			it := v.Children()
+			for i := 0; it.Next(); i++ {
+				if i == index && it.Node().Raw.Length > 0 {
+					return offsetLine(doc, int(it.Node().Raw.Offset))
+				}
+			}
+		}
+		return lineAt(doc, kv.Key())
+	}
+	if v.Kind == unstable.InlineTable {
+		it := v.Children()
+		for it.Next() {
+			if it.Node().Kind == unstable.KeyValue {
+				if l := findKey(doc, it.Node(), full, path, index); l > 0 {
+					return l
+				}
+			}
+		}
+		return lineAt(doc, kv.Key())
+	}
+	return 0
+}
+
+func keyOf(n *unstable.Node) []string {
+	var out []string
+	it := n.Key()
+	for it.Next() {
+		out = append(out, string(it.Node().Data))
+	}
+	return out
+}
+
+func lineAt(doc []byte, it unstable.Iterator) int {
+	if it.Next() {
+		return offsetLine(doc, int(it.Node().Raw.Offset))
+	}
+	return 0
+}
+
+func offsetLine(doc []byte, off int) int {
+	if off > len(doc) {
+		off = len(doc)
+	}
+	return 1 + bytes.Count(doc[:off], []byte("\n"))
+}
+
+func isPrefix(prefix, path []string) bool {
+	return len(prefix) <= len(path) && slices.Equal(prefix, path[:len(prefix)])
+}
+
+// typeMismatch rewrites go-toml's "cannot decode TOML string into struct
+// field ... of type int" into words a pack author knows.
+func typeMismatch(de *toml.DecodeError) (string, bool) {
+	msg := de.Error()
+	_, rest, ok := strings.Cut(msg, "cannot decode TOML ")
+	if !ok {
+		return "", false
+	}
+	got, _, _ := strings.Cut(rest, " into")
+	want := "another type"
+	if i := strings.LastIndex(rest, " of type "); i >= 0 {
+		want = goTypeWords(rest[i+len(" of type "):])
+	}
+	return fmt.Sprintf("a TOML %s where %s is expected", got, want), true
+}
+
+func goTypeWords(t string) string {
+	switch {
+	case t == "string" || t == "*string":
+		return "a string"
+	case t == "bool" || t == "*bool":
+		return "a boolean"
+	case strings.Contains(t, "int"):
+		return "an integer"
+	case t == "[]string":
+		return "an array of strings"
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "struct") || strings.HasPrefix(t, "packs."):
+		return "a table"
+	}
+	return "a " + t
+}
+
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case map[string]any:
+		return "table"
+	}
+	return "value"
+}
+
+// checkSemver accepts MAJOR.MINOR.PATCH, optionally followed by a
+// pre-release and build metadata, without leading zeros. The error completes "version %q ...".
+func checkSemver(v string) error {
+	core, build, hasBuild := strings.Cut(v, "+")
+	core, pre, hasPre := strings.Cut(core, "-")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return errors.New("does not have three numbers")
+	}
+	for _, n := range parts {
+		if n == "" || strings.Trim(n, "0123456789") != "" || len(n) > 1 && n[0] == '0' {
+			return fmt.Errorf("has %q where a number without leading zeros belongs", n)
+		}
+	}
+	for _, ident := range []struct {
+		s   string
+		has bool
+	}{{pre, hasPre}, {build, hasBuild}} {
+		if !ident.has {
+			continue
+		}
+		for _, id := range strings.Split(ident.s, ".") {
+			if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") != "" {
+				return fmt.Errorf("has a bad pre-release or build part %q", ident.s)
+			}
+		}
+	}
+	return nil
+}
+
+// supportedAPI accepts api_version "1" and "1.x".
+func supportedAPI(v string) bool {
+	major, minor, hasMinor := strings.Cut(v, ".")
+	if major != "1" {
+		return false
+	}
+	if !hasMinor {
+		return true
+	}
+	_, err := strconv.ParseUint(minor, 10, 32)
+	return err == nil
+}

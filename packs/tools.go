@@ -1,0 +1,849 @@
+package packs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// ABI says how a tool's code is called.
+type ABI string
+
+const (
+	ABIExtism ABI = "extism" // an Extism plugin export: JSON in, JSON out through the PDK
+	ABIWASI   ABI = "wasi"   // a WASI command: JSON on stdin, JSON on stdout, exit 0 for success
+	ABIExec   ABI = "exec"   // a native command, the fallback: needs a terminal_exec grant
+)
+
+// Run says how to run a tool. Wasm is relative to the pack root (checked at
+// load to stay inside it); Exec is an argv whose "{{param}}" placeholders
+// name input_schema properties.
+type Run struct {
+	Wasm     string
+	Function string
+	ABI      ABI
+	Exec     []string
+}
+
+// Tool is one entry of tools.json with its input schema compiled.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	Run         Run
+
+	schema *jsonschema.Schema
+}
+
+// ErrInvalidInput is wrapped by every *InputError.
+var ErrInvalidInput = errors.New("packs: invalid input")
+
+// InputProblem is one way in which an input breaks a tool's schema.
+type InputProblem struct {
+	Field  string // JSON pointer into the input: "/path", "" for the whole input
+	Reason string
+}
+
+// InputError reports why an input does not fit a tool's input_schema.
+type InputError struct {
+	Tool     string
+	Problems []InputProblem
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "packs: invalid input for tool %q", e.Tool)
+	for i, p := range e.Problems {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		if p.Field == "" {
+			b.WriteString(p.Reason)
+		} else {
+			fmt.Fprintf(&b, "field %q: %s", p.Field, p.Reason)
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() error { return ErrInvalidInput }
+
+// ValidateInput checks a JSON input against the tool's compiled schema. An
+// empty input stands for {}. The error is an *InputError wrapping
+// ErrInvalidInput that says which field is wrong and why. A Tool that did not
+// come from Load has no compiled schema and accepts nothing.
+func (t *Tool) ValidateInput(input []byte) error {
+	if t.schema == nil {
+		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: "the tool has no compiled input schema (tools come from packs.Load)"}}}
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = []byte("{}")
+	}
+	v, err := decodeJSONValue(input)
+	if err != nil {
+		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: "the input is not valid JSON: " + err.Error()}}}
+	}
+	err = t.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: err.Error()}}}
+	}
+	return &InputError{Tool: t.Name, Problems: leafProblems(ve)}
+}
+
+// decodeJSONValue decodes exactly one JSON value, numbers kept exact.
+func decodeJSONValue(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("extra data after the JSON value")
+	}
+	return v, nil
+}
+
+// leafProblems flattens a validation error tree into its leaves, the
+// errors that name a concrete field and reason, one per field.
+func leafProblems(ve *jsonschema.ValidationError) []InputProblem {
+	var out []InputProblem
+	seen := map[string]bool{}
+	pr := message.NewPrinter(language.English)
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			field := jsonPointer(e.InstanceLocation)
+			if !seen[field] {
+				seen[field] = true
+				out = append(out, InputProblem{Field: field, Reason: e.ErrorKind.LocalizedString(pr)})
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+func jsonPointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}
+
+const (
+	toolsFile          = "tools.json"
+	maxToolsBytes      = 1 << 20
+	maxSchemaRefBytes  = 1 << 20
+	maxJSONDepth       = 256
+	maxToolNameChars   = 64
+	toolNameSeparator  = "__"
+	maxToolDescLines   = 4
+	maxToolDescChars   = 400
+	placeholderOpen    = "{{"
+	placeholderClose   = "}}"
+	wasmMagic          = "\x00asm"
+	schemaResourceBase = "tools.json."
+)
+
+// toolsParser turns one tools.json into tools and findings.
+type toolsParser struct {
+	data []byte
+	nl   []int // offsets of '\n', for lines
+	file string
+	dir  string // absolute pack root
+	pack string // the pack's name, the prefix of the names the model sees
+	man  *Manifest
+	rep  *reporter
+	comp *jsonschema.Compiler
+}
+
+// parseTools reads tools.json: an array of tools or {"tools": [...]}. Each
+// tool's input_schema is compiled here, once; remote $refs are refused.
+func parseTools(data []byte, file, dir, pack string, man *Manifest, rep *reporter) []*Tool {
+	p := &toolsParser{data: data, file: file, dir: dir, pack: pack, man: man, rep: rep}
+	for i, c := range data {
+		if c == '\n' {
+			p.nl = append(p.nl, i)
+		}
+	}
+	root, err := parseJSONTree(data)
+	if err != nil {
+		p.jsonError(err)
+		return nil
+	}
+	list := root
+	if root.kind == '{' {
+		list = nil
+		for _, m := range root.members {
+			if m.key == "tools" {
+				list = m.val
+				continue
+			}
+			rep.warnf(file, p.line(m.off), "unknown-key", "%q is not a tools.json key: the file is an array of tools or {\"tools\": [...]}", m.key)
+		}
+		if list == nil {
+			rep.errorf(file, p.line(root.off), "json-type", "the object has no \"tools\" array: write {\"tools\": [...]} or a plain array")
+			return nil
+		}
+	}
+	if list.kind != '[' {
+		rep.errorf(file, p.line(list.off), "json-type", "tools must be a JSON array of tool objects, not %s", kindWord(list.kind))
+		return nil
+	}
+	tools := make([]*Tool, 0, len(list.items))
+	if len(list.items) == 0 {
+		rep.warnf(file, p.line(list.off), "tools-empty", "no tool is declared: add tools or delete tools.json")
+		return tools
+	}
+	p.comp = jsonschema.NewCompiler()
+	p.comp.DefaultDraft(jsonschema.Draft2020)
+	p.comp.AssertFormat()
+	p.comp.UseLoader(packLoader{dir: dir})
+	names := map[string]int{}
+	for i, item := range list.items {
+		t, ok := p.tool(i, item)
+		if !ok {
+			continue
+		}
+		line := p.line(item.off)
+		if prev, dup := names[t.Name]; dup {
+			rep.errorf(file, line, "tool-duplicate", "tool %q is already declared on line %d: rename or remove one", t.Name, prev)
+			continue
+		}
+		names[t.Name] = line
+		tools = append(tools, t)
+	}
+	return tools
+}
+
+func (p *toolsParser) line(off int) int {
+	return sort.SearchInts(p.nl, off) + 1
+}
+
+func (p *toolsParser) jsonError(err error) {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var de *depthError
+	var dk *duplicateKeyError
+	switch {
+	case errors.As(err, &se):
+		p.rep.errorf(p.file, p.line(int(se.Offset)), "json-syntax", "%v: fix the JSON", se)
+	case errors.As(err, &te):
+		p.rep.errorf(p.file, p.line(int(te.Offset)), "json-type", "%v", te)
+	case errors.As(err, &de):
+		p.rep.errorf(p.file, p.line(de.off), "json-syntax", "values nest deeper than %d levels: flatten the document", maxJSONDepth)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		end := len(bytes.TrimRight(p.data, " \t\r\n"))
+		p.rep.errorf(p.file, p.line(end), "json-syntax", "the JSON ends early: close every { and [")
+	case errors.As(err, &dk):
+		p.rep.errorf(p.file, p.line(dk.off), "json-duplicate-key", "key %q appears twice in one object: keep one", dk.key)
+	default:
+		p.rep.errorf(p.file, 0, "json-syntax", "%v: fix the JSON", err)
+	}
+}
+
+// tool checks one tool object. It reports every problem it finds and
+// returns ok only when the tool can be used.
+func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
+	line := p.line(v.off)
+	if v.kind != '{' {
+		p.rep.errorf(p.file, line, "json-type", "tool %d is %s, not a JSON object", index+1, kindWord(v.kind))
+		return nil, false
+	}
+	t := &Tool{}
+	ok := true
+	var schemaNode, runNode *jsonNode
+	for _, m := range v.members {
+		switch m.key {
+		case "name", "description":
+			if m.val.kind != '"' {
+				p.rep.errorf(p.file, p.line(m.off), "json-type", "%s must be a string, not %s", m.key, kindWord(m.val.kind))
+				ok = false
+				continue
+			}
+			if m.key == "name" {
+				t.Name = m.val.str
+			} else {
+				t.Description = m.val.str
+			}
+		case "input_schema":
+			schemaNode = m.val
+		case "run":
+			runNode = m.val
+		default:
+			hint := ""
+			if m.key == "inputSchema" {
+				hint = " (did you mean \"input_schema\"?)"
+			}
+			p.rep.warnf(p.file, p.line(m.off), "unknown-key", "%q is not a tool field%s: tools have name, description, input_schema and run", m.key, hint)
+		}
+	}
+	label := "tool " + strconv.Itoa(index+1)
+	nameM, descM := v.member("name"), v.member("description")
+	switch {
+	case nameM == nil:
+		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no name: add \"name\"", label)
+		ok = false
+	case nameM.val.kind != '"': // reported above
+	case t.Name == "":
+		p.rep.errorf(p.file, p.line(nameM.off), "tool-name", "%s has an empty name", label)
+		ok = false
+	default:
+		label = "tool " + strconv.Quote(t.Name)
+		if err := p.checkToolName(t.Name); err != nil {
+			p.rep.errorf(p.file, p.line(nameM.off), "tool-name", "%s %v", label, err)
+			ok = false
+		}
+	}
+	desc := strings.TrimSpace(t.Description)
+	switch lines, chars := strings.Count(desc, "\n")+1, utf8.RuneCountInString(desc); {
+	case descM != nil && descM.val.kind != '"': // reported above
+	case desc == "":
+		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no description: say in 2-4 lines what it does and when to use it", label)
+		ok = false
+	case lines > maxToolDescLines || chars > maxToolDescChars:
+		p.rep.warnf(p.file, p.line(descM.off), "tool-description-length",
+			"%s has a description of %d lines and %d characters: keep it to %d lines and %d characters and move detail into the pack's docs (spec 004)",
+			label, lines, chars, maxToolDescLines, maxToolDescChars)
+	}
+	var props map[string]bool
+	if schemaNode == nil {
+		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no input_schema: add a JSON Schema with \"type\": \"object\"", label)
+		ok = false
+	} else {
+		t.InputSchema = json.RawMessage(bytes.Clone(p.data[schemaNode.off:schemaNode.end]))
+		var sok bool
+		t.schema, props, sok = p.compileSchema(index, label, schemaNode, v.member("input_schema").off)
+		ok = ok && sok
+	}
+	if runNode == nil {
+		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no run: add {\"wasm\": ..., \"function\": ...}, {\"wasm\": ..., \"abi\": \"wasi\"} or {\"exec\": [...]}", label)
+		return nil, false
+	}
+	run, rok := p.run(label, runNode, props, schemaNode != nil)
+	t.Run = run
+	return t, ok && rok
+}
+
+func (p *toolsParser) checkToolName(name string) error {
+	if len(name) > maxToolNameChars {
+		return fmt.Errorf("is %d characters: use at most %d", len(name), maxToolNameChars)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("holds %q: model providers accept only a-z, A-Z, 0-9, \"_\" and \"-\" in tool names", r)
+		}
+	}
+	if full := p.pack + toolNameSeparator + name; p.pack != "" && len(full) > maxToolNameChars {
+		return fmt.Errorf("becomes %q (%d characters) with its pack prefix, over the %d that providers accept: shorten it", full, len(full), maxToolNameChars)
+	}
+	return nil
+}
+
+// compileSchema compiles one input_schema and returns it with the names of
+// its top-level properties.
+func (p *toolsParser) compileSchema(index int, label string, n *jsonNode, keyOff int) (*jsonschema.Schema, map[string]bool, bool) {
+	if n.kind != '{' {
+		p.rep.errorf(p.file, p.line(n.off), "schema-type", "%s input_schema is %s: write an object schema with \"type\": \"object\"", label, kindWord(n.kind))
+		return nil, nil, false
+	}
+	if typ := n.member("type"); typ == nil || typ.val.kind != '"' || typ.val.str != "object" {
+		p.rep.errorf(p.file, p.line(keyOff), "schema-type", "%s input_schema must have \"type\": \"object\": a tool's arguments are a JSON object", label)
+		return nil, nil, false
+	}
+	props := map[string]bool{}
+	if pm := n.member("properties"); pm != nil {
+		for _, m := range pm.val.members {
+			props[m.key] = true
+		}
+	}
+	doc, err := decodeJSONValue(p.data[n.off:n.end])
+	if err != nil {
+		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
+		return nil, nil, false
+	}
+	loc := schemaURL(p.dir, index)
+	if err := p.comp.AddResource(loc, doc); err != nil {
+		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
+		return nil, nil, false
+	}
+	sch, err := compileSafely(p.comp, loc)
+	if err != nil {
+		p.schemaError(label, n, keyOff, loc, err)
+		return nil, nil, false
+	}
+	return sch, props, true
+}
+
+// compileSafely compiles loc; the compiler reads untrusted schemas, so a
+// panic inside it becomes an error.
+func compileSafely(c *jsonschema.Compiler, loc string) (sch *jsonschema.Schema, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the schema compiler failed on this schema: %v", r)
+		}
+	}()
+	return c.Compile(loc)
+}
+
+func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc string, err error) {
+	var sve *jsonschema.SchemaValidationError
+	var lue *jsonschema.LoadURLError
+	switch {
+	case errors.As(err, &sve):
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			for _, prob := range leafProblems(ve) {
+				at := n.pointer(prob.Field)
+				where := prob.Field
+				if where == "" {
+					where = "/"
+				}
+				p.rep.errorf(p.file, p.line(at.off), "schema-compile", "%s input_schema at %s: %s: fix the schema (JSON Schema 2020-12)", label, where, prob.Reason)
+			}
+			return
+		}
+	case errors.As(err, &lue):
+		ref := strings.TrimPrefix(lue.URL, "file://")
+		if rel, rerr := filepath.Rel(p.dir, filepath.FromSlash(ref)); rerr == nil && strings.HasPrefix(lue.URL, "file://") {
+			ref = rel
+		}
+		p.rep.errorf(p.file, p.line(keyOff), "schema-ref", "%s input_schema refers to %q, which cannot be loaded: %v: a schema may only $ref itself or files inside the pack", label, ref, lue.Err)
+		return
+	}
+	msg := strings.ReplaceAll(err.Error(), loc, "input_schema")
+	p.rep.errorf(p.file, p.line(keyOff), "schema-compile", "%s: %s: fix the schema (JSON Schema 2020-12)", label, msg)
+}
+
+// run checks the run object against the three forms.
+func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool, haveSchema bool) (Run, bool) {
+	line := p.line(n.off)
+	if n.kind != '{' {
+		p.rep.errorf(p.file, line, "run-invalid", "%s run is %s, not an object", label, kindWord(n.kind))
+		return Run{}, false
+	}
+	var r Run
+	ok := true
+	var execNode *jsonNode
+	var abi string
+	for _, m := range n.members {
+		ml := p.line(m.off)
+		switch m.key {
+		case "wasm", "function", "abi":
+			if m.val.kind != '"' {
+				p.rep.errorf(p.file, ml, "run-invalid", "%s run.%s must be a string, not %s", label, m.key, kindWord(m.val.kind))
+				ok = false
+				continue
+			}
+			switch m.key {
+			case "wasm":
+				r.Wasm = m.val.str
+			case "function":
+				r.Function = m.val.str
+			default:
+				abi = m.val.str
+			}
+		case "exec":
+			execNode = m.val
+		default:
+			p.rep.errorf(p.file, ml, "run-invalid", "%s run has %q: run holds wasm with function or abi, or exec", label, m.key)
+			ok = false
+		}
+	}
+	if !ok {
+		return r, false
+	}
+	switch {
+	case execNode != nil && (r.Wasm != "" || r.Function != "" || abi != ""):
+		p.rep.errorf(p.file, line, "run-invalid", "%s run mixes exec with wasm, function or abi: keep one form", label)
+		return r, false
+	case execNode != nil:
+		r.ABI = ABIExec
+		return r, p.exec(label, execNode, &r, props, haveSchema)
+	case r.Wasm == "":
+		p.rep.errorf(p.file, line, "run-invalid", "%s run names no code: use {\"wasm\": \"bin/x.wasm\", \"function\": \"fn\"}, {\"wasm\": \"bin/x.wasm\", \"abi\": \"wasi\"} or {\"exec\": [\"cmd\", \"{{param}}\"]}", label)
+		return r, false
+	}
+	switch ABI(abi) {
+	case "", ABIExtism:
+		r.ABI = ABIExtism
+		if r.Function == "" {
+			p.rep.errorf(p.file, line, "run-invalid", "%s is an Extism plugin call and names no export: add \"function\", or \"abi\": \"wasi\" for a WASI command", label)
+			return r, false
+		}
+	case ABIWASI:
+		r.ABI = ABIWASI
+		if r.Function != "" {
+			p.rep.errorf(p.file, line, "run-invalid", "%s is a WASI command, which runs _start: remove \"function\"", label)
+			return r, false
+		}
+	default:
+		p.rep.errorf(p.file, p.line(n.member("abi").off), "run-invalid", "%s run.abi %q is unknown: use \"extism\" or \"wasi\"", label, abi)
+		return r, false
+	}
+	wasmLine := p.line(n.member("wasm").off)
+	rel, ok := checkWasmFile(p.dir, r.Wasm, p.file, wasmLine, p.rep)
+	r.Wasm = rel
+	return r, ok
+}
+
+// checkWasmFile confines a .wasm path to the pack and checks that it exists
+// and is WebAssembly. It returns the cleaned relative path.
+func checkWasmFile(dir, rel, file string, line int, rep *reporter) (string, bool) {
+	full, err := SafeJoin(dir, rel)
+	if err != nil {
+		if errors.Is(err, ErrPathEscape) {
+			rep.errorf(file, line, "path-escape", "%v: keep modules inside the pack folder, as in \"bin/tool.wasm\"", why(err))
+		} else {
+			rep.errorf(file, line, "read-error", "%q: %v", rel, err)
+		}
+		return rel, false
+	}
+	f, err := os.Open(full)
+	if err != nil {
+		rep.errorf(file, line, "file-missing", "%q does not exist in the pack: build it or fix the path", rel)
+		return rel, false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != wasmMagic {
+		rep.errorf(file, line, "wasm-format", "%q is not a WebAssembly module (no \\0asm header): point at the compiled .wasm", rel)
+		return rel, false
+	}
+	return path.Clean(filepath.ToSlash(rel)), true
+}
+
+// exec checks a native command's argv.
+func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]bool, haveSchema bool) bool {
+	line := p.line(n.off)
+	if n.kind != '[' || len(n.items) == 0 {
+		p.rep.errorf(p.file, line, "run-invalid", "%s run.exec must be a non-empty array of strings: [\"cmd\", \"arg\", \"{{param}}\"]", label)
+		return false
+	}
+	for _, it := range n.items {
+		if it.kind != '"' {
+			p.rep.errorf(p.file, p.line(it.off), "run-invalid", "%s run.exec holds %s: every argument is a string", label, kindWord(it.kind))
+			return false
+		}
+		r.Exec = append(r.Exec, it.str)
+	}
+	ok := true
+	cmd := r.Exec[0]
+	if strings.Contains(cmd, placeholderOpen) {
+		p.rep.errorf(p.file, p.line(n.items[0].off), "exec-command", "%s runs a command chosen by its input (%q): argv[0] must be a fixed program name", label, cmd)
+		return false
+	}
+	if err := (capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{cmd}}}).Validate(); err != nil {
+		reason := err.Error()
+		var pe *capability.PatternError
+		if errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		p.rep.errorf(p.file, p.line(n.items[0].off), "exec-command", "%s argv[0] %q: %s", label, cmd, reason)
+		return false
+	}
+	for i, arg := range r.Exec[1:] {
+		names, err := placeholders(arg)
+		at := p.line(n.items[i+1].off)
+		if err != nil {
+			p.rep.errorf(p.file, at, "exec-placeholder", "%s argument %q: %v", label, arg, err)
+			ok = false
+			continue
+		}
+		for _, name := range names {
+			if haveSchema && !props[name] {
+				p.rep.errorf(p.file, at, "exec-placeholder", "%s argument %q uses {{%s}}, which is not a property of input_schema: add the property or fix the name", label, arg, name)
+				ok = false
+			}
+		}
+	}
+	var req capability.ExecRequest
+	if p.man != nil {
+		req = p.man.Capabilities.TerminalExec
+	}
+	switch {
+	case slices.Contains(req.Blocked, cmd):
+		p.rep.errorf(p.file, p.line(n.items[0].off), "exec-blocked", "%s runs %q, which skill.toml blocks in terminal_exec: remove the tool or unblock the command", label, cmd)
+		ok = false
+	case !slices.Contains(req.Commands, cmd):
+		p.rep.warnf(p.file, p.line(n.items[0].off), "exec-grant", "%s runs %q, which needs a terminal_exec grant: list it in skill.toml as [capabilities] terminal_exec = { commands = [%q] }", label, cmd, cmd)
+	}
+	return ok
+}
+
+// placeholders returns the names in an argument's "{{name}}" placeholders.
+func placeholders(arg string) ([]string, error) {
+	var names []string
+	rest := arg
+	for {
+		i := strings.Index(rest, placeholderOpen)
+		if i < 0 {
+			if strings.Contains(rest, placeholderClose) {
+				return nil, errors.New("has \"}}\" without \"{{\"")
+			}
+			return names, nil
+		}
+		if strings.Contains(rest[:i], placeholderClose) {
+			return nil, errors.New("has \"}}\" without \"{{\"")
+		}
+		rest = rest[i+len(placeholderOpen):]
+		j := strings.Index(rest, placeholderClose)
+		if j < 0 {
+			return nil, errors.New("opens \"{{\" without closing \"}}\"")
+		}
+		name := strings.TrimSpace(rest[:j])
+		if !plainKey(name) {
+			return nil, fmt.Errorf("has the placeholder {{%s}}: a placeholder is {{name}} with a-z, A-Z, 0-9, \"_\" or \"-\"", rest[:j])
+		}
+		names = append(names, name)
+		rest = rest[j+len(placeholderClose):]
+	}
+}
+
+// schemaURL names tool i's schema as a file beside tools.json, so relative
+// $refs resolve against the pack root.
+func schemaURL(dir string, i int) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir) + "/" + schemaResourceBase + strconv.Itoa(i)}
+	return u.String()
+}
+
+// packLoader serves $refs to JSON files inside the pack and refuses any
+// other URL, so compiling a schema never touches the network.
+type packLoader struct{ dir string }
+
+func (l packLoader) Load(loc string) (any, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "file" || u.Host != "" {
+		return nil, fmt.Errorf("%s references are not fetched", u.Scheme)
+	}
+	p := filepath.FromSlash(u.Path)
+	rel, err := filepath.Rel(l.dir, p)
+	if err != nil {
+		return nil, errors.New("outside the pack")
+	}
+	full, err := SafeJoin(l.dir, rel)
+	if err != nil {
+		return nil, errors.New("outside the pack")
+	}
+	f, err := os.Open(full)
+	if err != nil {
+		return nil, errors.New("no such file in the pack")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSchemaRefBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSchemaRefBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxSchemaRefBytes)
+	}
+	return decodeJSONValue(b)
+}
+
+// jsonNode is a JSON value with the byte offsets that findings need.
+type jsonNode struct {
+	off, end int  // the value is data[off:end]
+	kind     byte // '{', '[', '"' (string), '0' (number), 't' (boolean), 'n' (null)
+	str      string
+	members  []jsonMember // objects, in document order
+	items    []*jsonNode  // arrays
+}
+
+type jsonMember struct {
+	key string
+	off int // offset of the key
+	val *jsonNode
+}
+
+// member returns the named member of an object, or nil.
+func (n *jsonNode) member(key string) *jsonMember {
+	for i := range n.members {
+		if n.members[i].key == key {
+			return &n.members[i]
+		}
+	}
+	return nil
+}
+
+// pointer follows a JSON pointer as far as it goes and returns the deepest
+// node reached.
+func (n *jsonNode) pointer(ptr string) *jsonNode {
+	cur := n
+	if ptr == "" {
+		return cur
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch cur.kind {
+		case '{':
+			m := cur.member(tok)
+			if m == nil {
+				return cur
+			}
+			cur = m.val
+		case '[':
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(cur.items) {
+				return cur
+			}
+			cur = cur.items[i]
+		default:
+			return cur
+		}
+	}
+	return cur
+}
+
+func kindWord(k byte) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't':
+		return "a boolean"
+	}
+	return "null"
+}
+
+type depthError struct{ off int }
+
+func (e *depthError) Error() string { return "json: nested too deeply" }
+
+type duplicateKeyError struct {
+	key string
+	off int
+}
+
+func (e *duplicateKeyError) Error() string { return "json: duplicate key " + strconv.Quote(e.key) }
+
+// parseJSONTree parses data into a jsonNode tree, refusing duplicate keys
+// (encoding/json would silently keep the last one) and deep nesting.
+func parseJSONTree(data []byte) (*jsonNode, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	root, err := readJSONNode(dec, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err == nil {
+			return nil, &json.SyntaxError{Offset: int64(skipJSONSpace(data, root.end))}
+		}
+		return nil, err
+	}
+	return root, nil
+}
+
+func readJSONNode(dec *json.Decoder, data []byte, depth int) (*jsonNode, error) {
+	start := skipJSONSpace(data, int(dec.InputOffset()))
+	if depth > maxJSONDepth {
+		return nil, &depthError{off: start}
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	n := &jsonNode{off: start}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n.kind = '{'
+			seen := map[string]bool{}
+			for dec.More() {
+				koff := skipJSONSpace(data, int(dec.InputOffset()))
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := kt.(string)
+				if seen[key] {
+					return nil, &duplicateKeyError{key: key, off: koff}
+				}
+				seen[key] = true
+				val, err := readJSONNode(dec, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.members = append(n.members, jsonMember{key: key, off: koff, val: val})
+			}
+		case '[':
+			n.kind = '['
+			for dec.More() {
+				val, err := readJSONNode(dec, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.items = append(n.items, val)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+	case string:
+		n.kind, n.str = '"', t
+	case json.Number:
+		n.kind = '0'
+	case bool:
+		n.kind = 't'
+	default:
+		n.kind = 'n'
+	}
+	n.end = int(dec.InputOffset())
+	return n, nil
+}
+
+// skipJSONSpace moves off past whitespace and the ',' and ':' separators
+// that json.Decoder's offsets stop before.
+func skipJSONSpace(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}

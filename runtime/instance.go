@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
+)
+
+// maxStderr caps the logs kept from one call.
+const maxStderr = 64 << 10
+
+// spec is everything an instance is built from, fixed for one pool key: the
+// module, the filesystem view, the visible environment, the host-function
+// groups and the memory budget. What varies per call (the tool, the
+// invocation, its grant's decisions, the recorder, the time and output
+// limits) is set when the instance is taken.
+type spec struct {
+	rt        wazero.Runtime // WASI only: the shared runtime
+	mod       *module
+	plugin    *extism.CompiledPlugin // Extism only
+	pack      string
+	tool      string // WASI only: argv[0]
+	packRoot  string
+	workspace string
+	grant     capability.Grant // the grant the pool was made for; each call brings its own
+	environ   []string
+	pages     uint32
+	log       *slog.Logger
+}
+
+// instance is one fresh guest, used for one call and closed.
+type instance struct {
+	call   *hostfns.Call
+	early  *earlyRecorder // exercises before the invocation was known
+	budget *memBudget
+	stdin  *bytes.Reader // WASI: the arguments
+	stdout *limitWriter  // WASI: the result
+	stderr *limitWriter  // logs
+	mod    api.Module    // WASI
+	plugin *extism.Plugin
+}
+
+// newInstance builds and initializes one instance of s. It runs guest code
+// (a reactor's initializer), so its exercises are buffered in early until
+// a call takes the instance.
+func newInstance(ctx context.Context, s *spec) (*instance, error) {
+	early := &earlyRecorder{}
+	in := &instance{
+		early:  early,
+		budget: newMemBudget(s.pages),
+		stdin:  bytes.NewReader(nil),
+		stderr: &limitWriter{limit: maxStderr},
+		call: &hostfns.Call{
+			Pack: s.pack, Tool: s.tool, Grant: s.grant, Recorder: early,
+			PackRoot: s.packRoot, Workspace: s.workspace, Logger: s.log,
+		},
+	}
+	if s.mod.info.minPages > s.pages {
+		return nil, fmt.Errorf("%w: %s declares %d pages of memory up front, the limit is %d: raise [limits] memory_mb", ErrMemoryLimit, s.mod.name, s.mod.info.minPages, s.pages)
+	}
+	fsc, err := hostfns.FS(in.call)
+	if err != nil {
+		return nil, err
+	}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions().
+		WithFSConfig(fsc).
+		WithStdin(in.stdin).
+		WithStderr(in.stderr).
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithRandSource(rand.Reader)
+	env := hostfns.Environ(in.call, s.environ)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		cfg = cfg.WithEnv(k, env[k])
+	}
+	ctx = experimental.WithMemoryAllocator(hostfns.WithCall(ctx, in.call), in.budget)
+	if s.plugin == nil {
+		in.stdout = &limitWriter{}
+		cfg = cfg.WithStdout(in.stdout).WithArgs(s.tool)
+		if in.mod, err = s.rt.InstantiateModule(ctx, s.mod.compiled, cfg); err != nil {
+			return nil, fmt.Errorf("%w: %s: instantiate: %w", ErrModule, s.mod.name, err)
+		}
+		return in, nil
+	}
+	// An Extism plugin's stdout is not its result: keep it with the logs.
+	cfg = cfg.WithStdout(in.stderr).WithArgs(s.pack)
+	if in.plugin, err = s.plugin.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg}); err != nil {
+		return nil, fmt.Errorf("%w: %s: instantiate: %w", ErrModule, s.mod.name, err)
+	}
+	in.plugin.Config = env
+	if s.mod.info.exportsFunc(initExport) {
+		initCtx, cancel := context.WithTimeoutCause(ctx, s.grant.Limits().Timeout, ErrTimeout)
+		defer cancel()
+		if _, _, err := in.plugin.CallWithContext(initCtx, initExport, nil); err != nil {
+			in.close(ctx)
+			switch {
+			case in.budget.exceeded():
+				err = fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+			case errors.Is(context.Cause(initCtx), ErrTimeout):
+				err = fmt.Errorf("%w: %w", ErrTimeout, err)
+			}
+			return nil, fmt.Errorf("runtime: %s: the module's initializer failed: %w", s.mod.name, err)
+		}
+	}
+	return in, nil
+}
+
+// claim hands the instance to one invocation: from here on every exercise
+// is recorded under its id, through its recorder, and decided by its grant.
+// The exercises of the initialization are recorded first, re-stamped.
+func (in *instance) claim(inv Invocation, log *slog.Logger) error {
+	c := in.call
+	c.Tool, c.Invocation, c.Grant, c.Recorder, c.Logger = inv.Tool.Name, inv.ID, inv.Grant, inv.Recorder, log
+	for _, e := range in.early.take() {
+		e.Tool, e.Invocation = inv.Tool.Name, inv.ID
+		if err := inv.Recorder.RecordExercise(e); err != nil {
+			return fmt.Errorf("runtime: recording an exercise of the instance's initialization: %w", err)
+		}
+	}
+	return nil
+}
+
+// close releases the instance. Errors are of no interest: the instance is
+// discarded either way.
+func (in *instance) close(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	if in.plugin != nil {
+		in.plugin.Close(ctx)
+	}
+	if in.mod != nil {
+		in.mod.Close(ctx)
+	}
+}
+
+// earlyRecorder buffers the exercises of an instance's initialization:
+// FS and Environ record while it is built, before any invocation is known.
+type earlyRecorder struct {
+	mu sync.Mutex
+	ex []capability.Exercise
+}
+
+// RecordExercise implements capability.Recorder.
+func (r *earlyRecorder) RecordExercise(e capability.Exercise) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ex = append(r.ex, e)
+	return nil
+}
+
+func (r *earlyRecorder) take() []capability.Exercise {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ex := r.ex
+	r.ex = nil
+	return ex
+}
+
+// limitWriter keeps at most limit bytes. Past the limit it either stops the
+// call (stop set: a result that is too large is an error) or drops the rest
+// (stop nil: logs are cut, and Truncated says so).
+type limitWriter struct {
+	buf   bytes.Buffer
+	limit int64
+	stop  func()
+	over  bool
+}
+
+var errOutputFull = errors.New("output limit reached")
+
+// Write implements io.Writer.
+func (w *limitWriter) Write(p []byte) (int, error) {
+	room := w.limit - int64(w.buf.Len())
+	if int64(len(p)) <= room {
+		return w.buf.Write(p)
+	}
+	w.over = true
+	if room > 0 {
+		w.buf.Write(p[:room])
+	}
+	if w.stop != nil {
+		w.stop()
+		return 0, errOutputFull
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*limitWriter)(nil)

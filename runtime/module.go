@@ -1,0 +1,282 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/packs"
+)
+
+// fileStamp identifies what a module file held when it was hashed: a
+// change of content changes the size, mtime or ctime (ctime cannot be set
+// back), a replacement changes the inode. It spares a warm call from
+// re-reading and re-hashing megabytes.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime time.Time
+	sha          string
+}
+
+// moduleKey names one prepared module: its bytes' hash and the ABI it is
+// prepared for.
+type moduleKey struct {
+	sha string
+	abi packs.ABI
+}
+
+// module is a wasm file prepared to run: for Extism, its Extism imports
+// moved to our namespaces (hostfns.RewriteImports) and its reactor
+// initializer renamed (see initExport); then inspected and, for WASI,
+// compiled into the shared runtime.
+type module struct {
+	key    moduleKey
+	name   string // path relative to the pack, for messages
+	wasm   []byte // prepared bytes (Extism: go-sdk compiles them per plugin)
+	sha    string // sha256 of wasm, checked again by go-sdk before compiling
+	info   moduleInfo
+	groups []capability.Name // host-function groups it imports (hostfns.ImportedGroups)
+
+	compiled wazero.CompiledModule // WASI only
+}
+
+type moduleEntry struct {
+	mu sync.Mutex // held while the module is prepared
+	m  *module
+}
+
+// module returns t's module, prepared and cached by content hash.
+func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*module, error) {
+	path, err := packs.SafeJoin(p.Dir, t.Run.Wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+	}
+	raw, sha, err := r.readModule(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %s: %w: reinstall the pack or rebuild the module", ErrModule, p.Name, t.Run.Wasm, err)
+	}
+	key := moduleKey{sha: sha, abi: t.Run.ABI}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e, ok := r.modules[key]
+	if !ok {
+		e = &moduleEntry{}
+		r.modules[key] = e
+	}
+	r.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		if raw == nil {
+			// The stamp matched but the module was never prepared under this
+			// ABI (or its preparation failed): read it now.
+			if raw, err = readVerified(path, sha); err != nil {
+				return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+			}
+		}
+		m, err := r.prepare(ctx, key, t.Run.Wasm, raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+		}
+		e.m = m
+	}
+	m := e.m
+	if err := checkExport(m, t); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+	}
+	return m, nil
+}
+
+// readModule returns the sha256 of the file at path, and its bytes when it
+// had to read them (nil when the file is unchanged since it was last hashed).
+func (r *Runtime) readModule(path string) ([]byte, string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	stamp := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		stamp.dev, stamp.ino = uint64(st.Dev), st.Ino
+		stamp.ctime = time.Unix(st.Ctim.Unix())
+	}
+	r.mu.Lock()
+	old, ok := r.files[path]
+	r.mu.Unlock()
+	if ok && old.sha != "" {
+		stamp.sha = old.sha
+		if old == stamp {
+			return nil, old.sha, nil
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(raw)
+	stamp.sha = hex.EncodeToString(sum[:])
+	if int64(len(raw)) != stamp.size {
+		// It changed while we read it: hash what we read, remember nothing.
+		return raw, stamp.sha, nil
+	}
+	r.mu.Lock()
+	r.files[path] = stamp
+	r.mu.Unlock()
+	return raw, stamp.sha, nil
+}
+
+// readVerified reads path and checks that it still hashes to sha.
+func readVerified(path, sha string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	if hex.EncodeToString(sum[:]) != sha {
+		return nil, errors.New("the file changed while it was being loaded: try again")
+	}
+	return raw, nil
+}
+
+// prepare rewrites, inspects and (for WASI) compiles raw.
+func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw []byte) (*module, error) {
+	wasm := raw
+	var err error
+	if key.abi == packs.ABIExtism {
+		if wasm, err = hostfns.RewriteImports(wasm); err != nil {
+			return nil, err
+		}
+		if wasm, err = renameExport(wasm, reactorInit, initExport); err != nil {
+			return nil, err
+		}
+	}
+	info, err := inspect(wasm)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := hostfns.ImportedGroups(wasm)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(wasm)
+	m := &module{key: key, name: name, wasm: wasm, sha: hex.EncodeToString(sum[:]), info: info, groups: groups}
+	if key.abi == packs.ABIWASI {
+		for _, imp := range info.imports {
+			if imp != wasi_snapshot_preview1.ModuleName {
+				return nil, fmt.Errorf("a WASI command may import only %s, and this one imports from %q: build it as an Extism plugin to use host functions", wasi_snapshot_preview1.ModuleName, imp)
+			}
+		}
+		if m.compiled, err = r.wasi.CompileModule(ctx, wasm); err != nil {
+			return nil, fmt.Errorf("compile: %w", err)
+		}
+		m.wasm = nil // compiled; the bytes are no longer needed
+	}
+	return m, nil
+}
+
+// checkExport checks that the module has what t calls.
+func checkExport(m *module, t *packs.Tool) error {
+	want := t.Run.Function
+	if t.Run.ABI == packs.ABIWASI {
+		want = "_start"
+	}
+	if m.info.exportsFunc(want) {
+		return nil
+	}
+	exports := slices.DeleteFunc(slices.Clone(m.info.exports), func(s string) bool { return s == initExport || strings.HasPrefix(s, "_") })
+	if t.Run.ABI == packs.ABIWASI {
+		return errors.New("a WASI command exports _start, and this module does not (is it a reactor or an Extism plugin?)")
+	}
+	return fmt.Errorf("tool %s calls the export %q, but the module exports only %q: fix run.function in tools.json", t.Name, want, exports)
+}
+
+// instantiateWASI adds WASI preview 1 to rt.
+func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return fmt.Errorf("runtime: wasi: %w", err)
+	}
+	return nil
+}
+
+// pluginKey names one compiled Extism plugin: a module and the host-function
+// groups its runtime holds.
+type pluginKey struct {
+	module moduleKey
+	groups string
+}
+
+type pluginEntry struct {
+	mu     sync.Mutex
+	plugin *extism.CompiledPlugin
+}
+
+// plugin returns the compiled plugin for m with the host functions of
+// groups, compiling it (from the cache) on first use.
+func (r *Runtime) plugin(ctx context.Context, m *module, groups []capability.Name) (*extism.CompiledPlugin, error) {
+	key := pluginKey{module: m.key, groups: groupKey(groups)}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e, ok := r.plugins[key]
+	if !ok {
+		e = &pluginEntry{}
+		r.plugins[key] = e
+	}
+	r.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.plugin == nil {
+		cp, err := r.newCompiledPlugin(ctx, m, groups)
+		if err != nil {
+			return nil, err
+		}
+		e.plugin = cp
+	}
+	return e.plugin, nil
+}
+
+// newCompiledPlugin compiles m with go-sdk. go-sdk gives each compiled
+// plugin its own wazero runtime; ours all share the compilation cache, so
+// compiled code is shared too.
+func (r *Runtime) newCompiledPlugin(ctx context.Context, m *module, groups []capability.Name) (*extism.CompiledPlugin, error) {
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: m.wasm, Hash: m.sha, Name: "main"}}}
+	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+		RuntimeConfig: r.rtConfig,
+		EnableWasi:    true,
+	}, hostfns.ExtismFunctions(groups))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: compile: %w", ErrModule, m.name, err)
+	}
+	return cp, nil
+}
+
+// groupKey is a canonical string for a set of capability names.
+func groupKey(groups []capability.Name) string {
+	s := make([]string, len(groups))
+	for i, g := range groups {
+		s[i] = string(g)
+	}
+	slices.Sort(s)
+	return strings.Join(slices.Compact(s), ",")
+}

@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// poolKey is everything an instance is built from. Two calls with the same
+// key can be served by instances built the same way; anything that varies
+// per call (tool for Extism, invocation, grant decisions, limits other than
+// memory) is set when an instance is taken.
+type poolKey struct {
+	module    moduleKey
+	tool      string // WASI: argv[0]
+	groups    string // host-function groups (Extism)
+	pages     uint32 // memory budget
+	packRoot  string
+	workspace string
+	mounts    string   // the grant's mounts: the preopens
+	env       [32]byte // hash of the variables the grant makes visible
+}
+
+// mountKey is a canonical string for a grant's mounts.
+func mountKey(ms []capability.Mount) string {
+	var b strings.Builder
+	for _, m := range ms {
+		b.WriteString(m.HostPath)
+		b.WriteByte(0)
+		b.WriteString(m.Glob)
+		if m.Writable {
+			b.WriteString("\x00w")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// envKey hashes the variables of environ that g makes visible, in the way
+// hostfns.Environ picks them (a later duplicate wins).
+func envKey(g capability.Grant, environ []string) [32]byte {
+	if !g.Has(capability.EnvRead) {
+		return [32]byte{}
+	}
+	vars := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && g.Env(k).Allowed() {
+			vars[k] = v
+		}
+	}
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		h.Write([]byte(k + "=" + vars[k] + "\x00"))
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// pool keeps instances of one key ready. One goroutine builds them in the
+// background; it holds one and the channel the rest, so PoolSize instances
+// are ready in all. Instances are never returned to the pool: each serves
+// one call.
+type pool struct {
+	spec   *spec
+	ready  chan *instance
+	kick   chan struct{} // wakes a refiller that failed to build
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the refiller has returned
+	used   uint64        // Runtime.tick at the last take, under Runtime.mu
+}
+
+// take returns an instance for key, built from s when none is ready.
+func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, error) {
+	if r.poolSize < 0 {
+		return newInstance(ctx, s)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p, ok := r.pools[key]
+	var evicted *pool
+	if !ok {
+		if len(r.pools) >= maxPools {
+			evicted = r.evictLocked()
+		}
+		p = r.startPoolLocked(key, s)
+	}
+	r.tick++
+	p.used = r.tick
+	r.mu.Unlock()
+	if evicted != nil {
+		evicted.close(ctx)
+	}
+
+	select {
+	case in := <-p.ready:
+		return in, nil
+	default:
+	}
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return newInstance(ctx, s)
+}
+
+// startPoolLocked creates the pool for key and its refiller. r.mu is held.
+func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
+	ctx, cancel := context.WithCancel(r.ctx)
+	p := &pool{
+		spec:   s,
+		ready:  make(chan *instance, r.poolSize-1),
+		kick:   make(chan struct{}, 1),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+	r.pools[key] = p
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		p.refill(s.log)
+	}()
+	return p
+}
+
+// evictLocked removes the least recently used pool and returns it, to be
+// closed once r.mu is released.
+func (r *Runtime) evictLocked() *pool {
+	var (
+		oldKey poolKey
+		old    *pool
+	)
+	for k, p := range r.pools {
+		if old == nil || p.used < old.used {
+			oldKey, old = k, p
+		}
+	}
+	delete(r.pools, oldKey)
+	return old
+}
+
+// refill keeps the pool full until its context ends. When building fails
+// (a module whose initializer fails, a workspace that vanished) it waits
+// for the next take, which builds on the spot and reports the error.
+func (p *pool) refill(log *slog.Logger) {
+	defer close(p.done)
+	for {
+		in, err := newInstance(p.ctx, p.spec)
+		if err != nil {
+			if p.ctx.Err() != nil {
+				return
+			}
+			log.Warn("runtime: pool could not build an instance", "err", err)
+			select {
+			case <-p.kick:
+				continue
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		select {
+		case p.ready <- in:
+		case <-p.ctx.Done():
+			in.close(context.Background())
+			return
+		}
+	}
+}
+
+// close stops the refiller and closes the ready instances.
+func (p *pool) close(ctx context.Context) {
+	p.cancel()
+	<-p.done
+	for {
+		select {
+		case in := <-p.ready:
+			in.close(ctx)
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSchemaKeywords(t *testing.T) {
+	// Each case: a schema, an instance that passes, and one that fails on kw.
+	tests := []struct {
+		schema, good, bad, kw string
+	}{
+		{`{"type": "string"}`, `"x"`, `1`, "type"},
+		{`{"type": ["string", "null"]}`, `null`, `false`, "type"},
+		{`{"type": "integer"}`, `3.0`, `3.5`, "type"},
+		{`{"enum": [1, "a", {"b": 2}]}`, `{"b": 2.0}`, `"b"`, "enum"},
+		{`{"const": [1, 2]}`, `[1, 2]`, `[2, 1]`, "const"},
+		{`{"multipleOf": 0.1}`, `0.3`, `0.35`, "multipleOf"},
+		{`{"maximum": 10}`, `10`, `10.5`, "maximum"},
+		{`{"maximum": 10, "exclusiveMaximum": true}`, `9`, `10`, "maximum"},
+		{`{"exclusiveMaximum": 10}`, `9.9`, `10`, "exclusiveMaximum"},
+		{`{"minimum": 1}`, `1`, `0`, "minimum"},
+		{`{"exclusiveMinimum": 1}`, `1.1`, `1`, "exclusiveMinimum"},
+		{`{"maxLength": 2}`, `"éé"`, `"abc"`, "maxLength"},
+		{`{"minLength": 2}`, `"ab"`, `"a"`, "minLength"},
+		{`{"pattern": "^[a-z]+$"}`, `"abc"`, `"aBc"`, "pattern"},
+		{`{"items": {"type": "number"}}`, `[1, 2]`, `[1, "2"]`, "type"},
+		{`{"items": [{"type": "string"}, {"type": "number"}]}`, `["a", 1, true]`, `[1]`, "type"},
+		{`{"items": [{"type": "string"}], "additionalItems": false}`, `["a"]`, `["a", 1]`, "false"},
+		{`{"prefixItems": [{"type": "string"}], "items": {"type": "number"}}`, `["a", 1, 2]`, `["a", "b"]`, "type"},
+		{`{"maxItems": 1}`, `[1]`, `[1, 2]`, "maxItems"},
+		{`{"minItems": 1}`, `[1]`, `[]`, "minItems"},
+		{`{"uniqueItems": true}`, `[1, "1"]`, `[1, 1.0]`, "uniqueItems"},
+		{`{"contains": {"const": 3}}`, `[1, 3]`, `[1, 2]`, "contains"},
+		{`{"contains": {"const": 3}, "maxContains": 1}`, `[3]`, `[3, 3]`, "contains"},
+		{`{"properties": {"a": {"type": "number"}}}`, `{"a": 1, "b": "x"}`, `{"a": "1"}`, "type"},
+		{`{"patternProperties": {"^x-": {"type": "string"}}}`, `{"x-a": "s"}`, `{"x-a": 1}`, "type"},
+		{`{"properties": {"a": {}}, "patternProperties": {"^x-": {}}, "additionalProperties": false}`, `{"a": 1, "x-b": 2}`, `{"c": 3}`, "additionalProperties"},
+		{`{"additionalProperties": {"type": "number"}}`, `{"a": 1}`, `{"a": "1"}`, "type"},
+		{`{"required": ["a"]}`, `{"a": null}`, `{"b": 1}`, "required"},
+		{`{"maxProperties": 1}`, `{"a": 1}`, `{"a": 1, "b": 2}`, "maxProperties"},
+		{`{"minProperties": 1}`, `{"a": 1}`, `{}`, "minProperties"},
+		{`{"propertyNames": {"pattern": "^[a-z]+$"}}`, `{"ab": 1}`, `{"A": 1}`, "pattern"},
+		{`{"dependentRequired": {"card": ["cvv"]}}`, `{"card": 1, "cvv": 2}`, `{"card": 1}`, "dependentRequired"},
+		{`{"allOf": [{"minimum": 1}, {"maximum": 3}]}`, `2`, `4`, "maximum"},
+		{`{"anyOf": [{"type": "string"}, {"type": "number"}]}`, `1`, `true`, "anyOf"},
+		{`{"oneOf": [{"minimum": 1}, {"maximum": 3}]}`, `5`, `2`, "oneOf"},
+		{`{"not": {"type": "null"}}`, `0`, `null`, "not"},
+		{`{"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["x"]}, "else": {"required": ["y"]}}`, `{"kind": "b", "y": 1}`, `{"kind": "a", "y": 1}`, "required"},
+		{`{"$defs": {"pos": {"minimum": 0}}, "properties": {"n": {"$ref": "#/$defs/pos"}}}`, `{"n": 1}`, `{"n": -1}`, "minimum"},
+		{`{"definitions": {"a/b": {"type": "string"}}, "items": {"$ref": "#/definitions/a~1b"}}`, `["x"]`, `[1]`, "type"},
+		{`{"type": "object", "properties": {"next": {"$ref": "#"}}}`, `{"next": {"next": {}}}`, `{"next": {"next": 1}}`, "type"},
+		{`true`, `1`, ``, ""},
+		{`false`, ``, `1`, "false"},
+	}
+	for _, tt := range tests {
+		schema := mustParse(t, tt.schema)
+		if tt.good != "" {
+			errs, _, err := validateSchema(schema, mustParse(t, tt.good))
+			if err != nil || len(errs) != 0 {
+				t.Errorf("%s on %s: errors %v, %v; want none", tt.schema, tt.good, errs, err)
+			}
+		}
+		if tt.bad != "" {
+			errs, _, err := validateSchema(schema, mustParse(t, tt.bad))
+			if err != nil || len(errs) == 0 || errs[0].Keyword != tt.kw {
+				t.Errorf("%s on %s: errors %v, %v; want one on %q", tt.schema, tt.bad, errs, err, tt.kw)
+			}
+		}
+	}
+}
+
+func TestSchemaPointers(t *testing.T) {
+	schema := mustParse(t, `{"properties": {"a/b": {"items": {"properties": {"c~d": {"type": "string"}}}}}}`)
+	errs, _, err := validateSchema(schema, mustParse(t, `{"a/b": [{"c~d": "ok"}, {"c~d": 1}]}`))
+	if err != nil || len(errs) != 1 {
+		t.Fatalf("errors %v, %v; want one", errs, err)
+	}
+	if got, want := errs[0].Pointer, "/a~1b/1/c~0d"; got != want {
+		t.Errorf("pointer %q, want %q", got, want)
+	}
+}
+
+func TestSchemaBroken(t *testing.T) {
+	tests := []struct{ schema, want string }{
+		{`1`, "object or a boolean"},
+		{`{"type": 3}`, "type must be"},
+		{`{"enum": 3}`, "enum must be an array"},
+		{`{"minimum": "1"}`, "minimum must be a number"},
+		{`{"multipleOf": 0}`, "greater than 0"},
+		{`{"maxLength": -1}`, "whole number"},
+		{`{"pattern": "(?<x>"}`, "regular expression"},
+		{`{"required": "a"}`, "array of property names"},
+		{`{"anyOf": []}`, "non-empty array"},
+		{`{"$ref": "#/nope"}`, "points nowhere"},
+		{`{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, "a $ref loop"},
+	}
+	for _, tt := range tests {
+		_, _, err := validateSchema(mustParse(t, tt.schema), mustParse(t, `"x"`))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.schema, err, tt.want)
+		}
+	}
+}
+
+func TestSchemaErrorCap(t *testing.T) {
+	inst := "[" + strings.Repeat(`"x",`, 300) + `"x"]`
+	errs, _, err := validateSchema(mustParse(t, `{"items": {"type": "number"}}`), mustParse(t, inst))
+	if err != nil || len(errs) != maxSchemaErrors {
+		t.Fatalf("got %d errors (%v), want %d", len(errs), err, maxSchemaErrors)
+	}
+}
+
+func TestSchemaUnsupported(t *testing.T) {
+	_, unsupported, err := validateSchema(mustParse(t, `{"title": "t", "format": "email", "unevaluatedProperties": false, "$ref": "https://example.com/s.json", "x-custom": 1}`), mustParse(t, `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"$ref (only local #/... references are followed)", "unevaluatedProperties", "x-custom"}
+	if strings.Join(unsupported, "|") != strings.Join(want, "|") {
+		t.Errorf("unsupported = %q, want %q", unsupported, want)
+	}
+}
