@@ -257,6 +257,11 @@ func runProbe(t testing.TB, c *Call, variant string, cmd any) (report, error) {
 	return r, nil
 }
 
+// pluginInstance configures an instance with fsc as its filesystem.
+func pluginInstance(fsc wazero.FSConfig) extism.PluginInstanceConfig {
+	return extism.PluginInstanceConfig{ModuleConfig: wazero.NewModuleConfig().WithFSConfig(fsc)}
+}
+
 // mustProbe is runProbe for a call that must not fail.
 func mustProbe(t testing.TB, c *Call, variant string, cmd any) report {
 	t.Helper()

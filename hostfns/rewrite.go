@@ -35,7 +35,10 @@ var renamed = map[string]string{
 // them. Only the import section is re-encoded; every other byte is copied.
 // A module with nothing to rename comes back as the same slice. It returns
 // an error wrapping ErrBadModule when the binary's section headers or import
-// section do not parse; it never panics.
+// section do not parse, or when a section declares more entries than it has
+// bytes (wazero v1.12.0 allocates for the declared count before reading, so
+// a 16-byte module could exhaust the host's memory); it never panics. The
+// runtime calls it before handing any bytes to wazero.
 func RewriteImports(wasm []byte) ([]byte, error) {
 	mod, err := parseModule(wasm)
 	if err != nil {
@@ -101,6 +104,11 @@ func ImportedGroups(wasm []byte) ([]capability.Name, error) {
 
 const sectionImport = 2
 
+// vectorSections are the known sections that hold one vector: type,
+// import, function, table, memory, global, export, element, code, data and
+// tag.
+var vectorSections = map[byte]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 9: true, 10: true, 11: true, 13: true}
+
 // wasmModule is what RewriteImports needs of a binary: its section layout
 // and its imports.
 type wasmModule struct {
@@ -156,6 +164,17 @@ func parseModule(b []byte) (*wasmModule, error) {
 			m.imports = len(m.sections)
 		}
 		m.sections = append(m.sections, s)
+	}
+	for _, s := range m.sections {
+		if !vectorSections[s.id] {
+			continue
+		}
+		// Each entry takes at least one byte: a count beyond the section's
+		// size is a lie that would make a decoder allocate for it.
+		r := reader{b: b[s.body:s.end]}
+		if n := r.u32(); r.err != nil || int64(n) > int64(s.end-s.body) {
+			return nil, badModule("section %d at offset %d declares %d entries in %d bytes", s.id, s.start, n, s.end-s.body)
+		}
 	}
 	if m.imports >= 0 {
 		s := m.sections[m.imports]

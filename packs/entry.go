@@ -16,9 +16,9 @@ const (
 
 // entryChoice is the outcome of entry doc resolution.
 type entryChoice struct {
-	rel      string // relative to the pack root; "" when there is none
-	fallback bool   // found by README.md or the first *.md, not by name
-	link     bool   // the doc is a symlink, to be confined before opening
+	rel      string      // relative to the pack root; "" when there is none
+	fallback bool        // found by README.md or the first *.md, not by name
+	info     fs.FileInfo // from Lstat; nil when the doc must be confined and checked before opening
 }
 
 // resolveEntry picks a pack's entry doc: the configured name, then
@@ -31,14 +31,14 @@ func resolveEntry(dir, configured string) (entryChoice, error) {
 			return entryChoice{}, err
 		}
 		if isFile(full) {
-			return entryChoice{rel: configured, link: true}, nil
+			return entryChoice{rel: configured}, nil
 		}
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, skillDoc)); err == nil {
-		return entryChoice{rel: skillDoc, link: fi.Mode()&fs.ModeSymlink != 0}, nil
+		return entryChoice{rel: skillDoc, info: plainFile(fi)}, nil
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, readmeDoc)); err == nil {
-		return entryChoice{rel: readmeDoc, fallback: true, link: fi.Mode()&fs.ModeSymlink != 0}, nil
+		return entryChoice{rel: readmeDoc, fallback: true, info: plainFile(fi)}, nil
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -47,32 +47,51 @@ func resolveEntry(dir, configured string) (entryChoice, error) {
 	// os.ReadDir sorts by name, so the first match is the lexicographic one.
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".md") && (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) {
-			return entryChoice{rel: e.Name(), fallback: true, link: e.Type()&fs.ModeSymlink != 0}, nil
+			return entryChoice{rel: e.Name(), fallback: true}, nil
 		}
 	}
 	return entryChoice{}, nil
 }
 
+// plainFile returns fi when it describes a regular file, which can be opened
+// as it is, and nil otherwise (a symlink to confine, or something to refuse).
+func plainFile(fi fs.FileInfo) fs.FileInfo {
+	if fi.Mode().IsRegular() {
+		return fi
+	}
+	return nil
+}
+
 // openEntry opens the chosen entry doc and returns its size. A symlink is
 // followed only when it resolves inside the pack.
 func openEntry(dir string, e entryChoice) (*os.File, int64, error) {
-	p := filepath.Join(dir, e.rel)
-	if e.link {
-		var err error
-		if p, err = SafeJoin(dir, e.rel); err != nil {
-			return nil, 0, err
-		}
+	if e.info != nil {
+		f, err := os.Open(filepath.Join(dir, e.rel))
+		return f, e.info.Size(), err
 	}
-	f, err := os.Open(p)
+	p, err := SafeJoin(dir, e.rel)
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, errors.New("not a regular file")
+	return openRegular(p)
+}
+
+// errNotRegular refuses FIFOs, devices, sockets and folders where a file
+// belongs: opening a FIFO would block the loader.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens p after checking that it is a regular file, and
+// returns its size.
+func openRegular(p string) (*os.File, int64, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, 0, err
 	}
-	return f, st.Size(), nil
+	if !fi.Mode().IsRegular() {
+		return nil, 0, errNotRegular
+	}
+	f, err := os.Open(p)
+	return f, fi.Size(), err
 }
 
 func exists(p string) bool {

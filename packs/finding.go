@@ -8,7 +8,7 @@
 //	pack-missing              [error]   the pack folder does not exist or is not a folder
 //	entry-missing             [e/w]     no entry doc (SKILL.md, README.md, *.md); warning when only the configured one is absent
 //	path-escape               [e/w]     a path leaves the pack or the scanned root (absolute, "..", symlink)
-//	read-error                [error]   a file could not be read
+//	read-error                [e/w]     a file could not be read, or is not a regular file (warning for a folder discovery skips)
 //	encoding                  [e/w]     binary content or invalid UTF-8; warning for a byte-order mark
 //	size                      [e/w]     entry doc over the configured maximum (warning); skill.toml or tools.json over the hard cap (error)
 //	frontmatter-missing       [error]   the entry doc does not start with a "---" line
@@ -49,7 +49,7 @@
 //	schema-ref                [error]   input_schema refers to something outside the pack
 //	run-invalid               [error]   a run object that is none of the three forms
 //	file-missing              [error]   a file the pack names does not exist
-//	wasm-format               [error]   a .wasm file without the WebAssembly magic number
+//	wasm-format               [error]   a .wasm path that is not a regular file starting with the WebAssembly magic number
 //	exec-command              [error]   an exec argv[0] that is not a bare program name or absolute path
 //	exec-placeholder          [error]   a {{param}} that names no input_schema property, or is malformed
 //	exec-grant                [warning] an exec tool whose command the manifest's terminal_exec does not list

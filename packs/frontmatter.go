@@ -44,12 +44,6 @@ const (
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// frontmatterKeys are the keys the Agent Skills specification defines.
-var frontmatterKeys = map[string]bool{
-	"name": true, "description": true, "license": true,
-	"compatibility": true, "metadata": true, "allowed-tools": true,
-}
-
 // readFrontmatter streams an entry doc from br and stops at the closing
 // "---", so a multi-megabyte doc costs no more than its header. br's buffer
 // must hold at least sniffBytes; callers reuse one reader across files. file
@@ -146,7 +140,7 @@ func readFrontmatter(br *bufio.Reader, file, folder string, rep *reporter) (Fron
 	return fm, off, ok
 }
 
-// appendLine appends one line (with its newline) from br to buf, reading at
+// appendLine appends one line (with its newline) from br to buf, keeping at
 // most limit bytes of it. It returns io.EOF when the input ended.
 func appendLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 	for {
@@ -156,8 +150,11 @@ func appendLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 		}
 		buf = append(buf, frag...)
 		limit -= len(frag)
-		if !errors.Is(err, bufio.ErrBufferFull) || limit <= 0 {
+		switch {
+		case !errors.Is(err, bufio.ErrBufferFull):
 			return buf, err
+		case limit <= 0:
+			return buf, nil // the caller sees the length
 		}
 	}
 }
@@ -195,15 +192,16 @@ func binaryAt(b []byte, truncated bool) int {
 // and checks every field.
 func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Frontmatter, bool) {
 	var fm Frontmatter
+	lm := newYAMLLines(content)
 	doc, err := decodeYAML(content)
 	if err != nil {
 		fixed, lines := quoteColonValues(content)
 		if len(lines) == 0 {
-			rep.errorf(file, yamlErrLine(err), "yaml-syntax", "%s: fix the YAML (quote values that hold \": \" or start with a special character)", yamlErrMessage(err))
+			rep.errorf(file, lm.file(yamlErrLine(err)), "yaml-syntax", "%s: fix the YAML (quote values that hold \": \" or start with a special character)", yamlErrMessage(err))
 			return fm, false
 		}
 		if doc, err = decodeYAML(fixed); err != nil {
-			rep.errorf(file, yamlErrLine(err), "yaml-syntax", "%s: fix the YAML (quote values that hold \": \" or start with a special character)", yamlErrMessage(err))
+			rep.errorf(file, lm.file(yamlErrLine(err)), "yaml-syntax", "%s: fix the YAML (quote values that hold \": \" or start with a special character)", yamlErrMessage(err))
 			return fm, false
 		}
 		for _, l := range lines {
@@ -216,7 +214,7 @@ func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Front
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode && root.Kind != 0 && root.Kind != yaml.DocumentNode {
-		rep.errorf(file, root.Line+1, "frontmatter-type", "the frontmatter is a YAML %s: write it as \"key: value\" lines", kindName(root))
+		rep.errorf(file, lm.file(root.Line), "frontmatter-type", "the frontmatter is a YAML %s: write it as \"key: value\" lines", kindName(root))
 		return fm, false
 	}
 
@@ -226,7 +224,7 @@ func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Front
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], deref(root.Content[i+1])
-		line := k.Line + 1
+		line := lm.file(k.Line)
 		if k.Kind != yaml.ScalarNode {
 			rep.errorf(file, line, "field-type", "a frontmatter key must be a plain name, not a YAML %s", kindName(k))
 			ok = false
@@ -256,9 +254,9 @@ func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Front
 				ok = false
 			}
 		case "metadata":
-			fm.Metadata, st = metadataField(v, file, line, rep)
+			fm.Metadata, st = metadataField(v, file, line, lm, rep)
 		case "allowed-tools":
-			fm.AllowedTools, st = allowedToolsField(v, file, line, rep)
+			fm.AllowedTools, st = allowedToolsField(v, file, line, lm, rep)
 		default:
 			rep.warnf(file, line, "unknown-key", "%q is not an Agent Skills frontmatter key (name, description, license, compatibility, metadata, allowed-tools): move it under metadata or remove it", key)
 		}
@@ -283,7 +281,7 @@ func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Front
 	}
 	switch n := utf8.RuneCountInString(fm.Description); {
 	case descSt == fieldBad:
-	case fm.Description == "":
+	case strings.TrimSpace(fm.Description) == "":
 		rep.errorf(file, max(descLine, 1), "description-missing", "the frontmatter has no description: add one that says what the pack does and when to use it")
 		ok = false
 	case n > maxDescriptionChars:
@@ -322,7 +320,7 @@ func scalarField(v *yaml.Node, key, file string, line int, rep *reporter) (strin
 // not strings warn: scalars keep their literal text, lists and mappings are
 // dropped. Real packs write "version: 1.0" there, and refusing to load them
 // for it would help nobody.
-func metadataField(v *yaml.Node, file string, line int, rep *reporter) (map[string]string, fieldState) {
+func metadataField(v *yaml.Node, file string, line int, lm yamlLines, rep *reporter) (map[string]string, fieldState) {
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 		return nil, fieldAbsent
@@ -333,7 +331,7 @@ func metadataField(v *yaml.Node, file string, line int, rep *reporter) (map[stri
 	m := make(map[string]string, len(v.Content)/2)
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], deref(v.Content[i+1])
-		kl := k.Line + 1
+		kl := lm.file(k.Line)
 		if k.Kind != yaml.ScalarNode {
 			rep.warnf(file, kl, "metadata-type", "a metadata key must be a plain name, not a YAML %s: the entry is ignored", kindName(k))
 			continue
@@ -355,7 +353,7 @@ func metadataField(v *yaml.Node, file string, line int, rep *reporter) (map[stri
 
 // allowedToolsField accepts the specification's space-separated string and
 // the YAML list that many packs write instead.
-func allowedToolsField(v *yaml.Node, file string, line int, rep *reporter) ([]string, fieldState) {
+func allowedToolsField(v *yaml.Node, file string, line int, lm yamlLines, rep *reporter) ([]string, fieldState) {
 	switch v.Kind {
 	case yaml.ScalarNode:
 		if v.Tag == "!!null" {
@@ -367,7 +365,7 @@ func allowedToolsField(v *yaml.Node, file string, line int, rep *reporter) ([]st
 		for _, item := range v.Content {
 			item = deref(item)
 			if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
-				rep.errorf(file, item.Line+1, "field-type", "each allowed-tools entry must be a tool name, not a YAML %s", kindName(item))
+				rep.errorf(file, lm.file(item.Line), "field-type", "each allowed-tools entry must be a tool name, not a YAML %s", kindName(item))
 				return nil, fieldBad
 			}
 			out = append(out, item.Value)
@@ -430,20 +428,20 @@ func decodeYAML(b []byte) (doc yaml.Node, err error) {
 	return doc, err
 }
 
-// yamlErrLine returns the file line of a yaml.v3 error. yaml.v3 counts
-// lines from the first line after the opening fence, and it counts them from
-// 1 for scanner errors but from 0 for parser errors (which it reports at the
-// start of the enclosing construct); an error without a line is on line 0.
+// yamlErrLine returns the YAML line of a yaml.v3 error. yaml.v3 counts lines
+// from 1 for scanner errors but from 0 for parser errors (which it reports
+// at the start of the enclosing construct), and an error without a line is
+// on line 0.
 func yamlErrLine(err error) int {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	rest, ok := strings.CutPrefix(msg, "line ")
 	if !ok {
-		return 2
+		return 1
 	}
 	n, problem, ok := strings.Cut(rest, ": ")
 	l, err := strconv.Atoi(n)
 	if !ok || err != nil {
-		return 2
+		return 1
 	}
 	switch problem {
 	case "did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected '-' indicator",
@@ -452,7 +450,43 @@ func yamlErrLine(err error) int {
 		"found undefined tag handle":
 		l++ // a parser error, counted from 0
 	}
-	return l + 1
+	return l
+}
+
+// yamlLines maps the lines yaml.v3 reports to lines of the file. YAML
+// breaks lines at "\r", NEL, LS and PS as well as "\n"; the file's lines,
+// as editors and findings count them, break at "\n" only. Index i holds the
+// content line of YAML line i.
+type yamlLines []int
+
+func newYAMLLines(content []byte) yamlLines {
+	m := yamlLines{1, 1}
+	fileLine := 1
+	for i := 0; i < len(content); i++ {
+		switch c := content[i]; {
+		case c == '\r' && i+1 < len(content) && content[i+1] == '\n':
+			i++
+			fileLine++
+		case c == '\n':
+			fileLine++
+		case c == '\r':
+		case c == 0xC2 && i+1 < len(content) && content[i+1] == 0x85:
+			i++
+		case c == 0xE2 && i+2 < len(content) && content[i+1] == 0x80 && (content[i+2] == 0xA8 || content[i+2] == 0xA9):
+			i += 2
+		default:
+			continue
+		}
+		m = append(m, fileLine)
+	}
+	return m
+}
+
+// file returns the file line of a YAML line of the frontmatter, which
+// starts on the file's line 2.
+func (m yamlLines) file(yamlLine int) int {
+	yamlLine = min(max(yamlLine, 1), len(m)-1)
+	return m[yamlLine] + 1
 }
 
 // yamlErrMessage strips the "yaml: line N: " prefix.

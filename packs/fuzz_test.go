@@ -65,8 +65,9 @@ func FuzzFrontmatter(f *testing.F) {
 			if n := utf8.RuneCountInString(fm.Description); n == 0 || n > maxDescriptionChars {
 				t.Fatalf("accepted a description of %d characters", n)
 			}
-			if !bytes.HasPrefix(doc[body-4:], []byte("---")) && !bytes.Contains(doc[:body], []byte("\n---")) {
-				t.Fatalf("body offset %d is not after a closing fence", body)
+			head := bytes.TrimRight(doc[:body], "\r\n")
+			if last := head[bytes.LastIndexByte(head, '\n')+1:]; !isFence(last) {
+				t.Fatalf("body offset %d does not follow a closing fence (%q)", body, last)
 			}
 		}
 	})
@@ -118,8 +119,8 @@ func FuzzTools(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, tool := range tools {
-			if tool.schema == nil || seen[tool.Name] || checkName(strings.ToLower(strings.ReplaceAll(tool.Name, "_", "-"))) != nil && tool.Name == "" {
-				t.Fatalf("accepted a tool without schema, or a duplicate: %+v", tool)
+			if tool.schema == nil || tool.Name == "" || seen[tool.Name] || len("pack__"+tool.Name) > maxToolNameChars {
+				t.Fatalf("accepted a tool without schema or name, or a duplicate: %+v", tool)
 			}
 			seen[tool.Name] = true
 			switch tool.Run.ABI {

@@ -150,36 +150,38 @@ func readEntry(dir string, entry entryChoice, file, folder string, maxBytes int6
 func readSmall(dir, rel, file string, limit int64, rep *reporter) ([]byte, bool) {
 	p := filepath.Join(dir, rel)
 	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, false
-	}
-	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		p, err = SafeJoin(dir, rel)
-		if errors.Is(err, ErrPathEscape) {
-			rep.errorf(file, 0, "path-escape", "%v: make it a regular file inside the pack", why(err))
+	case err != nil:
+		rep.errorf(file, 0, "read-error", "%v", err)
+		return nil, false
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if p, err = SafeJoin(dir, rel); err != nil {
+			if errors.Is(err, ErrPathEscape) {
+				rep.errorf(file, 0, "path-escape", "%v: make it a regular file inside the pack", why(err))
+			} else {
+				rep.errorf(file, 0, "read-error", "%v", err)
+			}
 			return nil, false
 		}
 	}
+	f, size, err := openRegular(p)
 	if err != nil {
-		rep.errorf(file, 0, "read-error", "%v", err)
-		return nil, false
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		rep.errorf(file, 0, "read-error", "%v", err)
+		rep.errorf(file, 0, "read-error", "%v: make it a regular file", err)
 		return nil, false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		rep.errorf(file, 0, "read-error", "is not a regular file")
+	if size > limit {
+		rep.errorf(file, 0, "size", "is larger than %d KiB: this file describes the pack and stays small", limit>>10)
 		return nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	switch {
+	case err != nil:
 		rep.errorf(file, 0, "read-error", "%v", err)
 		return nil, false
-	}
-	if int64(len(b)) > limit {
+	case int64(len(b)) > limit:
 		rep.errorf(file, 0, "size", "is larger than %d KiB: this file describes the pack and stays small", limit>>10)
 		return nil, false
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -252,14 +251,11 @@ func (p *toolsParser) line(off int) int {
 
 func (p *toolsParser) jsonError(err error) {
 	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
 	var de *depthError
 	var dk *duplicateKeyError
 	switch {
 	case errors.As(err, &se):
 		p.rep.errorf(p.file, p.line(int(se.Offset)), "json-syntax", "%v: fix the JSON", se)
-	case errors.As(err, &te):
-		p.rep.errorf(p.file, p.line(int(te.Offset)), "json-type", "%v", te)
 	case errors.As(err, &de):
 		p.rep.errorf(p.file, p.line(de.off), "json-syntax", "values nest deeper than %d levels: flatten the document", maxJSONDepth)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -343,14 +339,17 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 	} else {
 		t.InputSchema = json.RawMessage(bytes.Clone(p.data[schemaNode.off:schemaNode.end]))
 		var sok bool
-		t.schema, props, sok = p.compileSchema(index, label, schemaNode, v.member("input_schema").off)
+		t.schema, sok = p.compileSchema(index, label, schemaNode, v.member("input_schema").off)
+		if sok {
+			props = schemaProps(schemaNode) // a broken schema is reported once, not per placeholder
+		}
 		ok = ok && sok
 	}
 	if runNode == nil {
 		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no run: add {\"wasm\": ..., \"function\": ...}, {\"wasm\": ..., \"abi\": \"wasi\"} or {\"exec\": [...]}", label)
 		return nil, false
 	}
-	run, rok := p.run(label, runNode, props, schemaNode != nil)
+	run, rok := p.run(label, runNode, props)
 	t.Run = run
 	return t, ok && rok
 }
@@ -370,39 +369,44 @@ func (p *toolsParser) checkToolName(name string) error {
 	return nil
 }
 
-// compileSchema compiles one input_schema and returns it with the names of
-// its top-level properties.
-func (p *toolsParser) compileSchema(index int, label string, n *jsonNode, keyOff int) (*jsonschema.Schema, map[string]bool, bool) {
-	if n.kind != '{' {
-		p.rep.errorf(p.file, p.line(n.off), "schema-type", "%s input_schema is %s: write an object schema with \"type\": \"object\"", label, kindWord(n.kind))
-		return nil, nil, false
-	}
-	if typ := n.member("type"); typ == nil || typ.val.kind != '"' || typ.val.str != "object" {
-		p.rep.errorf(p.file, p.line(keyOff), "schema-type", "%s input_schema must have \"type\": \"object\": a tool's arguments are a JSON object", label)
-		return nil, nil, false
-	}
+// schemaProps returns the names of an object schema's top-level
+// properties, which exec placeholders may use.
+func schemaProps(n *jsonNode) map[string]bool {
 	props := map[string]bool{}
 	if pm := n.member("properties"); pm != nil {
 		for _, m := range pm.val.members {
 			props[m.key] = true
 		}
 	}
+	return props
+}
+
+// compileSchema compiles one input_schema.
+func (p *toolsParser) compileSchema(index int, label string, n *jsonNode, keyOff int) (*jsonschema.Schema, bool) {
+	if n.kind != '{' {
+		p.rep.errorf(p.file, p.line(n.off), "schema-type", "%s input_schema is %s: write an object schema with \"type\": \"object\"", label, kindWord(n.kind))
+		return nil, false
+	}
+	if typ := n.member("type"); typ == nil || typ.val.kind != '"' || typ.val.str != "object" {
+		p.rep.errorf(p.file, p.line(keyOff), "schema-type", "%s input_schema must have \"type\": \"object\": a tool's arguments are a JSON object", label)
+		return nil, false
+	}
 	doc, err := decodeJSONValue(p.data[n.off:n.end])
 	if err != nil {
 		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
-		return nil, nil, false
+		return nil, false
 	}
 	loc := schemaURL(p.dir, index)
 	if err := p.comp.AddResource(loc, doc); err != nil {
 		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
-		return nil, nil, false
+		return nil, false
 	}
 	sch, err := compileSafely(p.comp, loc)
 	if err != nil {
 		p.schemaError(label, n, keyOff, loc, err)
-		return nil, nil, false
+		return nil, false
 	}
-	return sch, props, true
+	return sch, true
 }
 
 // compileSafely compiles loc; the compiler reads untrusted schemas, so a
@@ -445,8 +449,9 @@ func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc str
 	p.rep.errorf(p.file, p.line(keyOff), "schema-compile", "%s: %s: fix the schema (JSON Schema 2020-12)", label, msg)
 }
 
-// run checks the run object against the three forms.
-func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool, haveSchema bool) (Run, bool) {
+// run checks the run object against the three forms. props are the input
+// properties that exec placeholders may name; nil skips that check.
+func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool) (Run, bool) {
 	line := p.line(n.off)
 	if n.kind != '{' {
 		p.rep.errorf(p.file, line, "run-invalid", "%s run is %s, not an object", label, kindWord(n.kind))
@@ -489,7 +494,7 @@ func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool, have
 		return r, false
 	case execNode != nil:
 		r.ABI = ABIExec
-		return r, p.exec(label, execNode, &r, props, haveSchema)
+		return r, p.exec(label, execNode, &r, props)
 	case r.Wasm == "":
 		p.rep.errorf(p.file, line, "run-invalid", "%s run names no code: use {\"wasm\": \"bin/x.wasm\", \"function\": \"fn\"}, {\"wasm\": \"bin/x.wasm\", \"abi\": \"wasi\"} or {\"exec\": [\"cmd\", \"{{param}}\"]}", label)
 		return r, false
@@ -529,8 +534,12 @@ func checkWasmFile(dir, rel, file string, line int, rep *reporter) (string, bool
 		}
 		return rel, false
 	}
-	f, err := os.Open(full)
-	if err != nil {
+	f, _, err := openRegular(full)
+	switch {
+	case errors.Is(err, errNotRegular):
+		rep.errorf(file, line, "wasm-format", "%q is not a regular file: point at the compiled .wasm", rel)
+		return rel, false
+	case err != nil:
 		rep.errorf(file, line, "file-missing", "%q does not exist in the pack: build it or fix the path", rel)
 		return rel, false
 	}
@@ -544,7 +553,7 @@ func checkWasmFile(dir, rel, file string, line int, rep *reporter) (string, bool
 }
 
 // exec checks a native command's argv.
-func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]bool, haveSchema bool) bool {
+func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]bool) bool {
 	line := p.line(n.off)
 	if n.kind != '[' || len(n.items) == 0 {
 		p.rep.errorf(p.file, line, "run-invalid", "%s run.exec must be a non-empty array of strings: [\"cmd\", \"arg\", \"{{param}}\"]", label)
@@ -581,7 +590,7 @@ func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]b
 			continue
 		}
 		for _, name := range names {
-			if haveSchema && !props[name] {
+			if props != nil && !props[name] {
 				p.rep.errorf(p.file, at, "exec-placeholder", "%s argument %q uses {{%s}}, which is not a property of input_schema: add the property or fix the name", label, arg, name)
 				ok = false
 			}
@@ -658,7 +667,7 @@ func (l packLoader) Load(loc string) (any, error) {
 	if err != nil {
 		return nil, errors.New("outside the pack")
 	}
-	f, err := os.Open(full)
+	f, _, err := openRegular(full)
 	if err != nil {
 		return nil, errors.New("no such file in the pack")
 	}

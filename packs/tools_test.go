@@ -85,6 +85,8 @@ func TestToolsFindings(t *testing.T) {
 		{"exec-non-string", mk(`"name":"t"`, `"description":"d"`, `"input_schema":`+schema, `"run":{"exec":["ls",1]}`), []string{"error:run-invalid@5"}},
 		{"exec-placeholder-cmd", mk(`"name":"t"`, `"description":"d"`, `"input_schema":`+schema, `"run":{"exec":["{{q}}"]}`), []string{"error:exec-command@5"}},
 		{"exec-unclosed", mk(`"name":"t"`, `"description":"d"`, `"input_schema":`+schema, `"run":{"exec":["ls","{{q"]}`), []string{"error:exec-placeholder@5", "warning:exec-grant@5"}},
+		{"exec-broken-schema", mk(`"name":"t"`, `"description":"d"`, `"input_schema":{"type":"string"}`, `"run":{"exec":["ls","{{q}}"]}`), []string{"error:schema-type@4", "warning:exec-grant@5"}},
+		{"exec-no-properties", mk(`"name":"t"`, `"description":"d"`, `"input_schema":{"type":"object"}`, `"run":{"exec":["ls","{{q}}"]}`), []string{"error:exec-placeholder@5", "warning:exec-grant@5"}},
 		{"exec-embedded", mk(`"name":"t"`, `"description":"d"`, `"input_schema":`+schema, `"run":{"exec":["ls","--name={{ q }}"]}`), []string{"warning:exec-grant@5"}},
 		{"two-bad-tools", "[\n" + `{"name":"a.b","description":"d","input_schema":` + schema + `,"run":` + wasm + "},\n" + `{"name":"c","description":"d","input_schema":` + schema + `,"run":{"wasm":"bin/none.wasm","function":"f"}}` + "\n]",
 			[]string{"error:tool-name@2", "error:file-missing@3"}},
@@ -237,5 +239,33 @@ func TestSchemaLoaderRefusesRemote(t *testing.T) {
 	}
 	if _, err := l.Load("file://" + filepath.ToSlash(filepath.Join(dir, "link.json"))); err == nil {
 		t.Error("a symlink out of the pack must not load")
+	}
+}
+
+// TestValidateInputConcurrent: one loaded tool serves many calls at once.
+func TestValidateInputConcurrent(t *testing.T) {
+	p, err := Load(filepath.Join("testdata", "text-tools"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grep, _ := p.Tool("grep")
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			for range 50 {
+				good := grep.ValidateInput([]byte(`{"pattern":"x","path":"src"}`))
+				bad := grep.ValidateInput([]byte(`{"pattern":` + strconv.Itoa(i) + `}`))
+				if good != nil || !errors.Is(bad, ErrInvalidInput) {
+					errs <- errors.Join(good, bad)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

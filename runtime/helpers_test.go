@@ -23,6 +23,10 @@ var goPluginWasm string
 // goPluginErr says why goPluginWasm is empty.
 var goPluginErr error
 
+// sharedCache is the compilation cache of every harness that names none,
+// so the Go plugin compiles once per test run instead of once per test.
+var sharedCache string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runtime-test-")
 	if err != nil {
@@ -30,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	goPluginWasm, goPluginErr = buildGoPlugin(dir)
+	sharedCache = filepath.Join(dir, "cache")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -168,6 +173,9 @@ type harness struct {
 
 func newHarness(tb testing.TB, cfg Config) *harness {
 	tb.Helper()
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = sharedCache
+	}
 	rt, err := New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -83,7 +83,7 @@ func newInstance(ctx context.Context, s *spec) (*instance, error) {
 		WithFSConfig(fsc).
 		WithStdin(in.stdin).
 		WithStderr(in.stderr).
-		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithSysWalltime().WithSysNanotime().
 		WithRandSource(rand.Reader)
 	env := hostfns.Environ(in.call, s.environ)
 	for _, k := range slices.Sorted(maps.Keys(env)) {

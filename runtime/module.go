@@ -48,7 +48,6 @@ type module struct {
 	key    moduleKey
 	name   string // path relative to the pack, for messages
 	wasm   []byte // prepared bytes (Extism: go-sdk compiles them per plugin)
-	sha    string // sha256 of wasm, checked again by go-sdk before compiling
 	info   moduleInfo
 	groups []capability.Name // host-function groups it imports (hostfns.ImportedGroups)
 
@@ -176,8 +175,7 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(wasm)
-	m := &module{key: key, name: name, wasm: wasm, sha: hex.EncodeToString(sum[:]), info: info, groups: groups}
+	m := &module{key: key, name: name, wasm: wasm, info: info, groups: groups}
 	if key.abi == packs.ABIWASI {
 		for _, imp := range info.imports {
 			if imp != wasi_snapshot_preview1.ModuleName {
@@ -260,7 +258,9 @@ func (r *Runtime) plugin(ctx context.Context, m *module, groups []capability.Nam
 // plugin its own wazero runtime; ours all share the compilation cache, so
 // compiled code is shared too.
 func (r *Runtime) newCompiledPlugin(ctx context.Context, m *module, groups []capability.Name) (*extism.CompiledPlugin, error) {
-	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: m.wasm, Hash: m.sha, Name: "main"}}}
+	// No Hash for go-sdk to check: the bytes were hashed as read (m.key),
+	// and prepared in memory since.
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: m.wasm, Name: "main"}}}
 	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: r.rtConfig,
 		EnableWasi:    true,

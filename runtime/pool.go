@@ -62,29 +62,33 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 	return out
 }
 
-// pool keeps instances of one key ready. One goroutine builds them in the
-// background; it holds one and the channel the rest, so PoolSize instances
-// are ready in all. Instances are never returned to the pool: each serves
-// one call.
+// pool keeps PoolSize instances of one key ready. One goroutine builds
+// them in the background, when the pool starts and after each call that took
+// one has finished: building while a call runs would slow that call down
+// (instantiation allocates megabytes; two cores are common), and the next
+// call still finds a ready instance when PoolSize is at least 2. Instances
+// are never returned to the pool: each serves one call.
 type pool struct {
 	spec   *spec
 	ready  chan *instance
-	kick   chan struct{} // wakes a refiller that failed to build
+	kick   chan struct{} // asks the refiller to fill the pool up again
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the refiller has returned
 	used   uint64        // Runtime.tick at the last take, under Runtime.mu
 }
 
-// take returns an instance for key, built from s when none is ready.
-func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, error) {
+// take returns an instance for key, built from s when none is ready, and
+// the pool to refill once the call is over (nil without a pool).
+func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, *pool, error) {
 	if r.poolSize < 0 {
-		return newInstance(ctx, s)
+		in, err := newInstance(ctx, s)
+		return in, nil, err
 	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	p, ok := r.pools[key]
 	var evicted *pool
@@ -103,14 +107,19 @@ func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, er
 
 	select {
 	case in := <-p.ready:
-		return in, nil
+		return in, p, nil
 	default:
 	}
+	in, err := newInstance(ctx, s)
+	return in, p, err
+}
+
+// refill asks the refiller to top the pool up. It never blocks.
+func (p *pool) refill() {
 	select {
 	case p.kick <- struct{}{}:
 	default:
 	}
-	return newInstance(ctx, s)
 }
 
 // startPoolLocked creates the pool for key and its refiller. r.mu is held.
@@ -118,7 +127,7 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	ctx, cancel := context.WithCancel(r.ctx)
 	p := &pool{
 		spec:   s,
-		ready:  make(chan *instance, r.poolSize-1),
+		ready:  make(chan *instance, r.poolSize),
 		kick:   make(chan struct{}, 1),
 		ctx:    ctx,
 		cancel: cancel,
@@ -128,7 +137,7 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		p.refill(s.log)
+		p.run(s.log)
 	}()
 	return p
 }
@@ -149,29 +158,26 @@ func (r *Runtime) evictLocked() *pool {
 	return old
 }
 
-// refill keeps the pool full until its context ends. When building fails
-// (a module whose initializer fails, a workspace that vanished) it waits
-// for the next take, which builds on the spot and reports the error.
-func (p *pool) refill(log *slog.Logger) {
+// run fills the pool, then waits to be asked again, until its context
+// ends. When building fails (a module whose initializer fails, a workspace
+// that vanished) it logs and waits: the next call builds on the spot and
+// reports the error.
+func (p *pool) run(log *slog.Logger) {
 	defer close(p.done)
 	for {
-		in, err := newInstance(p.ctx, p.spec)
-		if err != nil {
-			if p.ctx.Err() != nil {
-				return
+		for len(p.ready) < cap(p.ready) && p.ctx.Err() == nil {
+			in, err := newInstance(p.ctx, p.spec)
+			if err != nil {
+				if p.ctx.Err() == nil {
+					log.Warn("runtime: pool could not build an instance", "err", err)
+				}
+				break
 			}
-			log.Warn("runtime: pool could not build an instance", "err", err)
-			select {
-			case <-p.kick:
-				continue
-			case <-p.ctx.Done():
-				return
-			}
+			p.ready <- in // only run sends, so there is room
 		}
 		select {
-		case p.ready <- in:
+		case <-p.kick:
 		case <-p.ctx.Done():
-			in.close(context.Background())
 			return
 		}
 	}

@@ -52,7 +52,10 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim
 		key.groups = groupKey(m.groups)
 	}
 	begin := time.Now()
-	in, err := r.take(ctx, key, s)
+	in, pl, err := r.take(ctx, key, s)
+	if pl != nil {
+		defer pl.refill()
+	}
 	if err != nil {
 		return Result{}, err
 	}

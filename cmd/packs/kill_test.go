@@ -66,7 +66,7 @@ func TestAddKilledMidInstall(t *testing.T) {
 	}
 
 	const rounds = 18
-	interrupted := 0
+	interrupted, inTxn := 0, 0
 	for i := range rounds {
 		version := "2.0.0"
 		if i%2 == 1 {
@@ -92,6 +92,9 @@ func TestAddKilledMidInstall(t *testing.T) {
 		if left, _ := os.ReadDir(tmp); len(left) > 0 {
 			interrupted++
 		}
+		if _, err := os.Stat(filepath.Join(tmp, "txn.json")); err == nil {
+			inTxn++
+		}
 
 		got := listJSON(t, home) // opens the home: recovery runs here
 		if len(got) != 1 || got[0].Status != "ok" || (got[0].Version != "1.0.0" && got[0].Version != "2.0.0") {
@@ -105,7 +108,7 @@ func TestAddKilledMidInstall(t *testing.T) {
 			t.Fatalf("round %d: tmp/ not cleaned: %v", i, left)
 		}
 	}
-	t.Logf("%d of %d kills interrupted an install in progress (one install takes %v)", interrupted, rounds, full)
+	t.Logf("%d of %d kills interrupted an install in progress, %d of them inside the transaction (one install takes %v)", interrupted, rounds, inTxn, full)
 	if interrupted == 0 {
 		t.Error("no kill landed during an install: the test proved nothing")
 	}

@@ -34,6 +34,9 @@ func (c *cli) commands() []*cobra.Command {
 		c.listCommand(),
 		c.infoCommand(),
 		c.removeCommand(),
+		c.runCommand(),
+		c.mcpCommand(),
+		c.chatCommand(),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/packs"
 )
 
 // The base tools' definitions. Descriptions stay brief (spec 004): the
@@ -174,6 +175,11 @@ func (s *Session) prepareReadFile(inv string, raw json.RawMessage) (*prepared, e
 	if err != nil {
 		return nil, err
 	}
+	// A path that leaves the pack is refused before the person is asked;
+	// ReadPackFile checks it again when it opens the file.
+	if _, err := packs.SafeJoin(a.pack.Dir, args.Path); err != nil {
+		return nil, err
+	}
 	p := &prepared{pending: s.pending(inv, a.pack.Name, ToolReadFile, true, raw, []capability.Name{capability.FilesystemRead},
 		[]string{a.pack.Name + "/" + args.Path})}
 	p.run = func(context.Context, capability.Approval) ([]byte, int, error) {
@@ -267,13 +273,13 @@ func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.grant(ctx, a)
+	preview, err := s.grant(ctx, a, false)
 	if err != nil {
 		return nil, err
 	}
 	// A command the grant does not cover is refused here, without asking
 	// the person to approve what could not run; the refusal is recorded.
-	if d := g.Command(args.Command); !d.Allowed() {
+	if d := preview.Command(args.Command); !d.Allowed() {
 		if err := s.deps.Audit.RecordExercise(d.Record(a.pack.Name, ToolExec, inv)); err != nil {
 			return nil, fmt.Errorf("chat: audit: %w", err)
 		}
@@ -290,6 +296,10 @@ func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessa
 			[]string{"command " + strings.Join(argv, " "), "cwd " + cwdName(args.CwdPolicy)}),
 	}
 	p.run = func(ctx context.Context, _ capability.Approval) ([]byte, int, error) {
+		g, err := s.grant(ctx, a, true)
+		if err != nil {
+			return nil, 0, err
+		}
 		call := &hostfns.Call{Pack: a.pack.Name, Tool: ToolExec, Invocation: inv, Grant: g, Recorder: s.deps.Audit,
 			PackRoot: a.pack.Dir, Workspace: dir, Logger: s.log}
 		r, err := hostfns.Exec(ctx, call, argv, hostfns.ExecOptions{})

@@ -28,13 +28,19 @@ type BudgetError struct {
 	Tools, MaxTools int
 	Bytes, MaxBytes int
 	Packs           []PackTools
+	// Refused says the provider itself refused the list, whatever our
+	// limits said.
+	Refused bool
 }
 
 func (e *BudgetError) Error() string {
 	var b strings.Builder
-	if e.Tools > e.MaxTools {
+	switch {
+	case e.Refused:
+		fmt.Fprintf(&b, "chat: %s refused the list of %d tools as too large", e.Provider, e.Tools)
+	case e.Tools > e.MaxTools:
 		fmt.Fprintf(&b, "chat: %d tools are more than %s accepts (%d)", e.Tools, e.Provider, e.MaxTools)
-	} else {
+	default:
 		fmt.Fprintf(&b, "chat: the tool definitions take %d bytes, more than the %d allowed for %s", e.Bytes, e.MaxBytes, e.Provider)
 	}
 	b.WriteString(": detach packs or leave their tools disabled")
@@ -57,6 +63,16 @@ func toolBytes(t llm.Tool) int { return len(t.Name) + len(t.Description) + len(t
 
 // checkBudget returns a *BudgetError when tools do not fit lim.
 func checkBudget(provider string, lim llm.Limits, tools []llm.Tool) error {
+	e := measure(provider, tools)
+	if e.Tools <= lim.MaxTools && e.Bytes <= lim.MaxToolBytes {
+		return nil
+	}
+	e.MaxTools, e.MaxBytes = lim.MaxTools, lim.MaxToolBytes
+	return e
+}
+
+// measure counts the tools and their bytes, per pack.
+func measure(provider string, tools []llm.Tool) *BudgetError {
 	total := 0
 	byPack := map[string]*PackTools{}
 	for _, t := range tools {
@@ -72,10 +88,7 @@ func checkBudget(provider string, lim llm.Limits, tools []llm.Tool) error {
 			pt.Bytes += n
 		}
 	}
-	if len(tools) <= lim.MaxTools && total <= lim.MaxToolBytes {
-		return nil
-	}
-	e := &BudgetError{Provider: provider, Tools: len(tools), MaxTools: lim.MaxTools, Bytes: total, MaxBytes: lim.MaxToolBytes}
+	e := &BudgetError{Provider: provider, Tools: len(tools), Bytes: total}
 	for _, pt := range byPack {
 		e.Packs = append(e.Packs, *pt)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -71,31 +72,38 @@ type prepared struct {
 // tools are enabled. The arguments are checked first; then the gate asks the
 // policy, the chat's memory of "allow for this chat", and approver (which
 // may be nil: then only the policy can approve); then the call runs, and the
-// audit log records it whatever the outcome.
+// audit log records it whatever the outcome, before Call returns.
 //
 // A refusal or a failure of the tool is not an error: it is a ToolResult
 // with IsError set, to send back to the model. Call returns an error only
-// when the call could not be audited or recorded.
+// when the call could not be audited or its artifacts recorded.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, approver capability.Approver) (ToolResult, error) {
 	start := time.Now()
-	res := ToolResult{Invocation: newID("inv"), Name: name, Arguments: args}
-	rec := CallRecord{Invocation: res.Invocation, Chat: s.id, Tool: name, Arguments: args, Start: start.UTC()}
-	p, err := s.prepare(ctx, res.Invocation, name, args)
-	if err != nil {
-		res.Decision.Reason = err.Error()
-		rec.Refused = err.Error()
-		return s.finish(ctx, res, rec, start, nil, err)
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
 	}
-	res.Pack, rec.Pack = p.pending.Pack, p.pending.Pack
+	res := ToolResult{Invocation: newID("inv"), Name: name, Arguments: args}
+	rec := audit.Invocation{ID: res.Invocation, Chat: s.id, Tool: name, Arguments: args, Started: start}
+	var p *prepared
+	err := fmt.Errorf("%w: %s: the arguments are not valid JSON", ErrBadArguments, name)
+	if !json.Valid(args) {
+		// Keep what the model wrote, as a JSON string, for the record.
+		quoted, _ := json.Marshal(string(args))
+		res.Arguments, rec.Arguments = quoted, quoted
+	} else {
+		p, err = s.prepare(ctx, res.Invocation, name, args)
+	}
+	if err != nil {
+		return s.finish(ctx, res, rec, nil, err)
+	}
+	res.Pack, rec.Pack, rec.Tool = p.pending.Pack, p.pending.Pack, p.pending.Tool
 	gate := capability.NewGate(s.deps.Policy.Approver(), approver).WithMemory(s.memory)
 	ap, err := gate.Decide(ctx, p.pending)
 	if err != nil {
-		res.Decision.Reason = err.Error()
-		rec.Refused = err.Error()
-		return s.finish(ctx, res, rec, start, nil, err)
+		return s.finish(ctx, res, rec, nil, err)
 	}
 	res.Decision = Decision{Approved: true, Approver: ap.Approver(), Verdict: ap.Verdict(), Remembered: ap.Remembered()}
-	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
+	rec.Approved(ap)
 	var before snapshot
 	if p.writes {
 		before = takeSnapshot(s.workspace)
@@ -104,35 +112,57 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	rec.ExitCode = exit
 	if p.writes {
 		res.Artifacts = artifacts(s.workspace, before, takeSnapshot(s.workspace))
-		rec.Artifacts = res.Artifacts
+		for _, a := range res.Artifacts {
+			rec.Artifacts = append(rec.Artifacts, audit.Artifact{Path: a.Path, MIME: a.MIME, Size: a.Size})
+		}
 		if err := s.db.saveArtifacts(context.WithoutCancel(ctx), s.id, res.Invocation, res.Artifacts); err != nil {
 			return res, err
 		}
 	}
-	if err != nil {
-		rec.Error = err.Error()
-		return s.finish(ctx, res, rec, start, out, err)
+	if err == nil {
+		res.Content = string(out)
 	}
-	res.Content = string(out)
-	return s.finish(ctx, res, rec, start, out, nil)
+	return s.finish(ctx, res, rec, out, err)
 }
 
 // finish fills in the result, writes the audit record and returns.
-func (s *Session) finish(ctx context.Context, res ToolResult, rec CallRecord, start time.Time, out []byte, err error) (ToolResult, error) {
-	res.Duration = time.Since(start)
-	rec.Duration = res.Duration
+func (s *Session) finish(ctx context.Context, res ToolResult, rec audit.Invocation, out []byte, err error) (ToolResult, error) {
+	rec.Finished = time.Now()
+	res.Duration = rec.Finished.Sub(rec.Started)
 	if err != nil {
 		res.IsError = true
 		res.ErrorKind = errorKind(err)
 		res.Content = errorContent(res.ErrorKind, err, out)
+		if !res.Decision.Approved {
+			res.Decision.Reason = err.Error()
+		}
+		rec.Status, rec.Reason = auditStatus(res.ErrorKind), err.Error()
+		if rec.Status == audit.StatusDenied {
+			rec.Denied(err)
+		}
 	}
 	rec.Output = []byte(res.Content)
 	// The record is written even when ctx was cancelled: a stopped call is
 	// still a call.
-	if aerr := s.deps.Audit.RecordCall(context.WithoutCancel(ctx), rec); aerr != nil {
+	if _, aerr := s.deps.Audit.RecordInvocation(context.WithoutCancel(ctx), rec); aerr != nil {
 		return res, fmt.Errorf("chat: audit of %s: %w", res.Invocation, aerr)
 	}
 	return res, nil
+}
+
+// auditStatus maps an error kind to how the audit log says a call ended.
+func auditStatus(kind string) audit.Status {
+	switch kind {
+	case ErrKindDenied, ErrKindPath:
+		return audit.StatusDenied
+	case ErrKindArguments, ErrKindUnknownTool:
+		return audit.StatusInvalidInput
+	case ErrKindTimeout, ErrKindLimit, ErrKindBudget:
+		return audit.StatusLimit
+	case ErrKindToolFailed, ErrKindNotFound, ErrKindToolsJSON:
+		return audit.StatusToolError
+	}
+	return audit.StatusError
 }
 
 // errorKind classifies an error for the model.
@@ -148,7 +178,7 @@ func errorKind(err error) string {
 		return ErrKindBudget
 	case errors.Is(err, packs.ErrInvalidPack):
 		return ErrKindToolsJSON
-	case errors.Is(err, capability.ErrDenied):
+	case errors.Is(err, capability.ErrDenied), errors.Is(err, packs.ErrModified):
 		return ErrKindDenied
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNotAFile):
 		return ErrKindNotFound
@@ -182,7 +212,7 @@ var hints = map[string]string{
 // errorContent is the JSON the model gets for a failed call. out, when the
 // tool produced any, is included so the model sees partial output.
 func errorContent(kind string, err error, out []byte) string {
-	e := map[string]any{"kind": kind, "message": modelMessage(err)}
+	e := map[string]any{"kind": kind, "message": err.Error()}
 	if h, ok := hints[kind]; ok {
 		e["hint"] = h
 	}
@@ -209,12 +239,6 @@ func errorContent(kind string, err error, out []byte) string {
 	}
 	b, _ := json.Marshal(body)
 	return string(b)
-}
-
-// modelMessage renders err for the model, without the host's absolute
-// paths of the state directory (they say nothing useful to it).
-func modelMessage(err error) string {
-	return err.Error()
 }
 
 // tail keeps the last n bytes of s, on a character boundary.
@@ -278,17 +302,21 @@ func (s *Session) preparePackTool(ctx context.Context, inv string, a *attached, 
 	if err := t.ValidateInput(args); err != nil {
 		return nil, err
 	}
-	g, err := s.grant(ctx, a)
+	preview, err := s.grant(ctx, a, false)
 	if err != nil {
 		return nil, err
 	}
 	p := &prepared{
 		writes:  true,
-		pending: s.pending(inv, a.pack.Name, t.Name, false, args, g.Names(), touches(a.pack.Request(), g)),
+		pending: s.pending(inv, a.pack.Name, t.Name, false, args, preview.Names(), touches(a.pack.Request(), preview)),
 	}
 	p.run = func(ctx context.Context, ap capability.Approval) ([]byte, int, error) {
 		if s.deps.Runner == nil {
 			return nil, 0, errors.New("chat: no runtime to run pack tools")
+		}
+		g, err := s.grant(ctx, a, true)
+		if err != nil {
+			return nil, 0, err
 		}
 		r, err := s.deps.Runner.Invoke(ctx, runtime.Invocation{
 			Pack: a.pack, Tool: t, Input: args, Grant: g, Approval: ap, ID: inv,
@@ -311,9 +339,15 @@ func resultJSON(out json.RawMessage) json.RawMessage {
 	return out
 }
 
-// grant resolves the pack's effective grant for a call in this chat.
-func (s *Session) grant(ctx context.Context, a *attached) (capability.Grant, error) {
-	ug, err := s.deps.Grants.UserGrants(ctx, a.ref, s.id)
+// grant resolves the pack's effective grant for a call in this chat. take
+// spends "once" grants: it is for the call the gate approved; without it the
+// grant is a preview for the approval card.
+func (s *Session) grant(ctx context.Context, a *attached, take bool) (capability.Grant, error) {
+	get := s.deps.Grants.PeekGrants
+	if take {
+		get = s.deps.Grants.TakeGrants
+	}
+	ug, err := get(ctx, a.ref, s.id)
 	if err != nil {
 		return capability.Grant{}, err
 	}

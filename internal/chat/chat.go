@@ -21,6 +21,7 @@ import (
 	"log/slog"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -49,9 +50,15 @@ type Catalog interface {
 }
 
 // GrantSource returns what the person granted a pack, as seen from a chat
-// (grants scoped to another chat are not included).
+// (grants scoped to another chat are not included). StoreGrants reads them
+// from packs.db.
 type GrantSource interface {
-	UserGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error)
+	// PeekGrants returns the grants without spending "once" grants, to show
+	// the person what a call may touch before it is approved.
+	PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error)
+	// TakeGrants returns the grants for one approved call, spending the
+	// "once" grants among them.
+	TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error)
 }
 
 // Runner runs an approved pack tool. *runtime.Runtime implements it.
@@ -67,7 +74,7 @@ type Deps struct {
 	Catalog Catalog
 	Grants  GrantSource
 	Runner  Runner
-	Audit   Auditor
+	Audit   *audit.Log
 	Policy  *capability.Policy
 	// Workspaces is the directory that holds one workspace per chat.
 	Workspaces string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,7 @@ type Session struct {
 	log       *slog.Logger
 	changed   func()
 	memory    capability.ChatMemory
+	turn      sync.Mutex // one turn at a time
 
 	mu       sync.Mutex
 	active   map[string]*attached
@@ -352,3 +354,19 @@ func (s *Session) SystemPrompt() string { return systemPrompt(s.promptState()) }
 
 // now is the time stamps are taken from.
 func now() time.Time { return time.Now().UTC() }
+
+// Artifacts lists the files tools created or changed in the chat's
+// workspace, each path once with its latest type and size, sorted by path.
+func (s *Session) Artifacts(ctx context.Context) ([]Artifact, error) {
+	all, err := s.db.loadArtifacts(ctx, s.id)
+	if err != nil {
+		return nil, err
+	}
+	latest := map[string]Artifact{}
+	for _, a := range all {
+		latest[a.Path] = a
+	}
+	out := slices.Collect(maps.Values(latest))
+	slices.SortFunc(out, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}

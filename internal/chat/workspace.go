@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -66,15 +67,7 @@ func artifacts(dir string, before, after snapshot) []Artifact {
 		}
 		out = append(out, Artifact{Path: rel, Type: "file", MIME: sniffFile(filepath.Join(dir, filepath.FromSlash(rel))), Size: st.size})
 	}
-	slices.SortFunc(out, func(a, b Artifact) int {
-		switch {
-		case a.Path < b.Path:
-			return -1
-		case a.Path > b.Path:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 

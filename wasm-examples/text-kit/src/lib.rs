@@ -3,6 +3,7 @@
 //! The tools are plain functions from JSON arguments to a JSON result so that
 //! `cargo test` runs them natively; `abi` (wasm32 only) wires them to exports.
 
+pub mod case;
 pub mod diff;
 pub mod json;
 pub mod text;
@@ -110,7 +111,7 @@ pub fn convert_case(input: &[u8]) -> ToolResult {
     let to = req_str(&a, "to")?;
     let convert = |s: &str| {
         text::convert_case(s, to)
-            .ok_or_else(|| fail(&format!("unknown case {:?}: want one of {}", to, text::CASES.join(", "))))
+            .ok_or_else(|| fail(&format!("unknown case \"{}\": want one of {}", to, text::CASES.join(", "))))
     };
     match a.get("text") {
         Some(Json::Str(s)) => {

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use crate::case;
+
 /// Words per minute of an average adult reader of English prose.
 pub const READING_WPM: u64 = 238;
 
@@ -75,7 +77,7 @@ pub fn stats(text: &str, top: usize) -> Stats {
         if n > st.longest_word.chars().count() as u64 {
             st.longest_word = (*w).to_string();
         }
-        *freq.entry(w.to_lowercase()).or_insert(0) += 1;
+        *freq.entry(case::to_lower(w)).or_insert(0) += 1;
     }
     st.unique_words = freq.len() as u64;
     if st.words > 0 {
@@ -170,7 +172,7 @@ pub fn slugify(text: &str, sep: &str, max_len: usize) -> String {
             words.push(std::mem::take(cur));
         }
     };
-    for c in text.chars().flat_map(char::to_lowercase) {
+    for c in text.chars().map(case::lower) {
         if c.is_ascii_alphanumeric() {
             cur.push(c);
         } else if let Some(f) = fold(c) {
@@ -218,8 +220,8 @@ pub fn split_words(text: &str) -> Vec<String> {
             continue;
         }
         if let Some(&prev) = cur.chars().last().as_ref() {
-            let next_lower = chars.get(i + 1).map_or(false, |n| n.is_lowercase());
-            let boundary = c.is_uppercase() && (prev.is_lowercase() || prev.is_numeric() || prev.is_uppercase() && next_lower);
+            let next_lower = chars.get(i + 1).map_or(false, |&n| case::is_lower(n));
+            let boundary = case::is_upper(c) && (case::is_lower(prev) || prev.is_numeric() || case::is_upper(prev) && next_lower);
             if boundary {
                 out.push(std::mem::take(&mut cur));
             }
@@ -240,7 +242,12 @@ const SMALL_WORDS: &[&str] =
 fn capitalize(w: &str) -> String {
     let mut cs = w.chars();
     match cs.next() {
-        Some(f) => f.to_uppercase().chain(cs.flat_map(char::to_lowercase)).collect(),
+        Some(f) => {
+            let mut out = String::with_capacity(w.len());
+            case::push_upper(f, &mut out);
+            out.extend(cs.map(case::lower));
+            out
+        }
         None => String::new(),
     }
 }
@@ -248,18 +255,18 @@ fn capitalize(w: &str) -> String {
 /// Converts text to the named case, or returns None for an unknown name.
 pub fn convert_case(text: &str, to: &str) -> Option<String> {
     if to == "lower" {
-        return Some(text.to_lowercase());
+        return Some(case::to_lower(text));
     }
     if to == "upper" {
-        return Some(text.to_uppercase());
+        return Some(case::to_upper(text));
     }
     let words = split_words(text);
-    let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let lower: Vec<String> = words.iter().map(|w| case::to_lower(w)).collect();
     Some(match to {
         "snake" => lower.join("_"),
         "kebab" => lower.join("-"),
         "dot" => lower.join("."),
-        "constant" => words.iter().map(|w| w.to_uppercase()).collect::<Vec<_>>().join("_"),
+        "constant" => words.iter().map(|w| case::to_upper(w)).collect::<Vec<_>>().join("_"),
         "camel" => lower.iter().enumerate().map(|(i, w)| if i == 0 { w.clone() } else { capitalize(w) }).collect(),
         "pascal" => lower.iter().map(|w| capitalize(w)).collect(),
         "title" => {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/chat/terminal"
+	"github.com/packs-run/packs/internal/llm"
+)
+
+// configFile is the config file in the state directory; packs chat reads
+// its [llm] table.
+const configFile = "config.toml"
+
+func (c *cli) chatCommand() *cobra.Command {
+	var (
+		flags   llm.Config
+		attach  []string
+		message string
+		yes     bool
+		chatID  string
+	)
+	cmd := &cobra.Command{
+		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT] [--yes] [--chat ID]",
+		Short: "Chat with a model that uses the attached packs, one approved step at a time",
+		Long: `packs chat talks to a model (OpenAI-compatible Chat Completions, by default a
+local Ollama at ` + llm.DefaultOpenAIBaseURL + `, or Anthropic Messages). The model
+sees the attached packs' names and descriptions only; it opens their docs,
+reads their files and enables their tools through base tools, and every call
+waits for your approval: Run, Deny, or Always for this chat. Ctrl-C stops a
+running tool or reply; at the prompt it leaves, and --chat ID resumes.
+
+With --message, one turn runs without a terminal: the reply and each tool
+call with its decision are printed, and --yes approves this turn's calls.
+
+Settings come from flags, then PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL,
+then the [llm] table of <home>/config.toml (provider, base_url, model,
+api_key_env, max_tokens, timeout, tools). The API key comes from the
+environment only: the variable api_key_env names, else PACKS_API_KEY, else
+OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if yes && message == "" {
+				return usageError("packs chat: --yes goes with --message; at the terminal you approve each call")
+			}
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			cfg, err := llm.Resolve(filepath.Join(a.Home.Dir(), configFile), c.getenv, flags)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			provider, err := llm.New(cfg)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			deps, closeDeps, err := c.sessionDeps(ctx, a)
+			if err != nil {
+				return err
+			}
+			defer closeDeps()
+			s, err := chat.Open(ctx, deps, chat.Options{ID: chatID, Attach: attach})
+			if err != nil {
+				if errors.Is(err, chat.ErrNotFound) {
+					return exitWith(exitUsage, err)
+				}
+				return err
+			}
+			if message != "" {
+				return terminal.Once(ctx, s, message, terminal.OnceOptions{Out: c.stdout, Err: c.stderr, Provider: provider, NoTools: cfg.NoTools, Yes: yes})
+			}
+			ictx, intr, stop := interactiveSignals(ctx)
+			defer stop()
+			return terminal.Run(ictx, s, terminal.Options{In: c.stdin, Out: c.stdout, Provider: provider, NoTools: cfg.NoTools, Interrupts: intr})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&flags.Provider, "provider", "", "openai (Chat Completions: Ollama, llama.cpp, vLLM, LM Studio, OpenAI) or anthropic (default openai)")
+	f.StringVar(&flags.BaseURL, "base-url", "", "the provider's base URL (default "+llm.DefaultOpenAIBaseURL+" for openai, "+llm.DefaultAnthropicBaseURL+" for anthropic)")
+	f.StringVar(&flags.Model, "model", "", "the model name (default "+llm.DefaultOpenAIModel+" for openai, "+llm.DefaultAnthropicModel+" for anthropic)")
+	f.BoolVar(&flags.NoTools, "no-tools", false, "the model cannot call tools: send none, and include a pack's docs when a message starts with /PACK")
+	f.StringArrayVar(&attach, "attach", nil, "attach an installed pack to the chat; repeatable")
+	f.StringVar(&message, "message", "", "run one turn with this message without a terminal, print the reply and each tool call, and exit")
+	f.BoolVar(&yes, "yes", false, "with --message: approve this turn's tool calls")
+	f.StringVar(&chatID, "chat", "", "resume the chat with this id")
+	return cmd
+}
+
+// interactiveSignals takes Ctrl-C away from the program-wide handler: in
+// the chat it stops a tool or a reply, and ends only an idle chat. SIGTERM
+// and SIGHUP still end it.
+func interactiveSignals(parent context.Context) (context.Context, <-chan os.Signal, func()) {
+	intr := make(chan os.Signal, 1)
+	signal.Notify(intr, os.Interrupt)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		select {
+		case <-term:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, intr, func() {
+		signal.Stop(intr)
+		signal.Stop(term)
+		cancel()
+	}
+}

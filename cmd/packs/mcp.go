@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/mcpserver"
+	"github.com/packs-run/packs/runtime"
+)
+
+// mcpTokenEnv holds the bearer token for `packs mcp --http` when no
+// --token-file is given. A token is never a flag value: those show in ps.
+const mcpTokenEnv = "PACKS_MCP_TOKEN"
+
+func (c *cli) mcpCommand() *cobra.Command {
+	var (
+		httpAddr   string
+		allowHosts []string
+		tokenFile  string
+		only       []string
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp [--http ADDR]",
+		Short: "Serve the installed packs to MCP clients (stdio, or Streamable HTTP with --http)",
+		Long: `packs mcp serves the installed packs to any MCP client: over stdio by default
+(the client starts packs mcp), or over Streamable HTTP at http://ADDR/mcp with
+--http. Each client session is a chat: the base tools open_docs, read_file and
+enable_tools, then each enabled pack's tools as <pack>__<tool>; pack files as
+pack://<pack>/<path> resources; one prompt per pack. Every call is approved
+(through the client's elicitation form, or by the enterprise policy) and audited.
+
+Over HTTP the server listens on loopback unless ADDR names another host; then
+a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			deps, closeDeps, err := c.sessionDeps(ctx, a)
+			if err != nil {
+				return err
+			}
+			defer closeDeps()
+			attach, err := servedPacks(ctx, a, deps.Policy, only)
+			if err != nil {
+				return err
+			}
+			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: moduleVersion(), Logger: a.Logger})
+			if err != nil {
+				return err
+			}
+			if httpAddr == "" {
+				return srv.ServeStdio(ctx, c.stdin, c.stdout)
+			}
+			token, err := c.mcpToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			h, err := srv.Listen(mcpserver.HTTPConfig{Addr: httpAddr, AllowedHosts: allowHosts, Token: token})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(attach), h.URL())
+			return h.Serve(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on ADDR (host:port; a bare :port means 127.0.0.1), e.g. 127.0.0.1:7777")
+	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this Host header (a name or IP, e.g. one a proxy forwards); repeatable")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+")")
+	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
+	return cmd
+}
+
+// mcpToken reads the bearer token from file, else from the environment.
+func (c *cli) mcpToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(c.getenv(mcpTokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("packs: --token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("packs: --token-file %s is empty: put the bearer token in it", file)
+	}
+	return token, nil
+}
+
+// servedPacks lists the installed packs a session attaches: each that is
+// intact and not blocked by the policy, or only those named. A pack left
+// out is reported on stderr through the logger.
+func servedPacks(ctx context.Context, a *app.App, pol *capability.Policy, only []string) ([]string, error) {
+	installed, err := a.Packs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ip := range installed {
+		name := ip.Entry.Name
+		if len(only) > 0 && !slices.Contains(only, name) {
+			continue
+		}
+		switch {
+		case ip.Status != app.StatusOK || ip.Pack == nil:
+			a.Logger.Warn("packs mcp: pack not served: its files no longer match packs.lock; reinstall it with packs add", "pack", name, "status", ip.Status)
+		case pol.Blocked(capability.PackRef{Name: name, Digest: ip.Entry.Integrity}) != nil:
+			a.Logger.Warn("packs mcp: pack not served: the policy blocks it", "pack", name)
+		default:
+			out = append(out, name)
+		}
+	}
+	for _, name := range only {
+		if !slices.Contains(out, name) && !slices.ContainsFunc(installed, func(ip app.InstalledPack) bool { return ip.Entry.Name == name }) {
+			return nil, usageError("packs mcp: --pack %s: no such installed pack: see packs list", name)
+		}
+	}
+	return out, nil
+}
+
+// sessionDeps builds the components a chat session needs (the same for
+// packs chat and packs mcp) from the open application. The returned func
+// closes what it opened.
+func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
+	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
+	if err != nil {
+		return chat.Deps{}, nil, err
+	}
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger})
+	if err != nil {
+		return chat.Deps{}, nil, err
+	}
+	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	if err != nil {
+		rt.Close(context.WithoutCancel(ctx))
+		return chat.Deps{}, nil, err
+	}
+	home, _ := os.UserHomeDir()
+	deps := chat.Deps{
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
+		Runner: rt, Audit: log, Policy: pol, Workspaces: a.Home.WorkspacesDir(),
+		Home: home, Getenv: c.getenv, Logger: a.Logger,
+	}
+	return deps, func() {
+		log.Close()
+		rt.Close(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// moduleVersion is the module version when built from a tagged module,
+// else "dev".
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,390 @@
+// Package audit is the tamper-evident audit log: one row per tool call
+// (invocation) and one per capability exercise, stored in packs.db and
+// hash-chained so that an edited, deleted or reordered row is detected by
+// Verify. Secrets are redacted before anything is stored.
+//
+// Writes are durable before Record* returns, yet batched: one writer
+// goroutine gathers the appends that arrive while it commits and writes them
+// in one transaction (group commit). A Log is owned by whoever opened it and
+// must be closed; Close waits for the writer to finish.
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/store"
+)
+
+// ErrClosed is returned by an append to a closed Log.
+var ErrClosed = errors.New("audit: log is closed")
+
+// Kind is the kind of an audit row.
+type Kind string
+
+const (
+	KindInvocation Kind = "invocation" // one tool call, with its decision and outcome
+	KindExercise   Kind = "exercise"   // one use of a capability inside a call
+)
+
+// genesis is the previous hash of the first row.
+const genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Options configure a Log. Zero fields take defaults.
+type Options struct {
+	Logger   *slog.Logger
+	Redactor Redactor // DefaultRedactor when zero
+	MaxBatch int      // most rows in one transaction; 1024 when zero
+}
+
+// Log appends audit rows. It implements capability.Recorder.
+type Log struct {
+	conn     *sql.Conn // the writer's own connection, its statements prepared once
+	stmts    [3]*sql.Stmt
+	logger   *slog.Logger
+	redact   Redactor
+	maxBatch int
+
+	reqs      chan *request
+	closing   chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+var _ capability.Recorder = (*Log)(nil)
+
+// row is one row before it has a seq and hash.
+type row struct {
+	kind                   Kind
+	at                     string
+	pack, tool, invocation string
+	body                   []byte
+}
+
+type request struct {
+	row  row
+	done chan result // buffered: the writer never blocks on it
+}
+
+type result struct {
+	seq int64
+	err error
+}
+
+// The writer's statements, prepared once on its connection.
+const (
+	stmtHead = iota
+	stmtInsert
+	stmtSetHead
+)
+
+var stmtSQL = [...]string{
+	stmtHead:    `SELECT seq, hash FROM audit_head WHERE id = 1`,
+	stmtInsert:  `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtSetHead: `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+}
+
+// Open starts a Log on db: it takes one connection for its writer
+// goroutine, until Close.
+func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.Redactor == (Redactor{}) {
+		opt.Redactor = DefaultRedactor()
+	}
+	if opt.MaxBatch <= 0 {
+		opt.MaxBatch = 1024
+	}
+	conn, err := db.SQL().Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("audit: open: %w", err)
+	}
+	l := &Log{
+		conn: conn, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
+		reqs: make(chan *request), closing: make(chan struct{}), done: make(chan struct{}),
+	}
+	for i, q := range stmtSQL {
+		if l.stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
+			l.closeConn()
+			return nil, fmt.Errorf("audit: open: %w", err)
+		}
+	}
+	go l.write()
+	return l, nil
+}
+
+func (l *Log) closeConn() error {
+	var errs []error
+	for _, st := range l.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(append(errs, l.conn.Close())...)
+}
+
+// Close stops the writer after the batch in flight is committed. Appends
+// after Close fail with ErrClosed. Close is safe to call more than once.
+func (l *Log) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.closing)
+		<-l.done
+		err = l.closeConn()
+	})
+	<-l.done
+	return err
+}
+
+// append hands r to the writer and waits until it is durable.
+func (l *Log) append(ctx context.Context, r row) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("audit: %w", err)
+	}
+	req := &request{row: r, done: make(chan result, 1)}
+	select {
+	case l.reqs <- req:
+	case <-l.closing:
+		return 0, ErrClosed
+	case <-ctx.Done():
+		return 0, fmt.Errorf("audit: %w", ctx.Err())
+	}
+	res := <-req.done
+	return res.seq, res.err
+}
+
+// write is the writer goroutine: it takes one request, gathers every other
+// request already waiting (up to maxBatch), commits them in one transaction
+// and answers each.
+func (l *Log) write() {
+	defer close(l.done)
+	batch := make([]*request, 0, l.maxBatch)
+	for {
+		select {
+		case r := <-l.reqs:
+			batch = append(batch[:0], r)
+		case <-l.closing:
+			return
+		}
+	gather:
+		for len(batch) < l.maxBatch {
+			select {
+			case r := <-l.reqs:
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		seq, err := l.commit(batch)
+		if err != nil {
+			l.logger.Error("audit: commit failed", "rows", len(batch), "err", err)
+			err = fmt.Errorf("audit: append: %w", err)
+		}
+		for i, r := range batch {
+			if err != nil {
+				r.done <- result{err: err}
+				continue
+			}
+			r.done <- result{seq: seq + int64(i)}
+		}
+	}
+}
+
+// commit writes batch as one transaction and returns the first row's seq.
+// It reads the head inside the write transaction, so two processes sharing
+// packs.db still build one chain.
+func (l *Log) commit(batch []*request) (int64, error) {
+	ctx := context.Background()
+	tx, err := l.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	seq, prev := int64(0), genesis
+	err = tx.StmtContext(ctx, l.stmts[stmtHead]).QueryRowContext(ctx).Scan(&seq, &prev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	insert := tx.StmtContext(ctx, l.stmts[stmtInsert])
+	first := seq + 1
+	for _, r := range batch {
+		seq++
+		h := rowHash(prev, seq, r.row)
+		if _, err := insert.ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h); err != nil {
+			return 0, err
+		}
+		prev = h
+	}
+	if _, err := tx.StmtContext(ctx, l.stmts[stmtSetHead]).ExecContext(ctx, seq, prev); err != nil {
+		return 0, err
+	}
+	return first, tx.Commit()
+}
+
+// rowHash is sha256 over a version tag, the previous hash and every field of
+// the row, each length-prefixed so no two different rows encode alike.
+func rowHash(prev string, seq int64, r row) string {
+	h := sha256.New()
+	var buf [binary.MaxVarintLen64]byte
+	field := func(s []byte) {
+		h.Write(buf[:binary.PutUvarint(buf[:], uint64(len(s)))])
+		h.Write(s)
+	}
+	field([]byte("packs-audit-v1"))
+	field([]byte(prev))
+	field(strconv.AppendInt(nil, seq, 10))
+	field([]byte(r.kind))
+	field([]byte(r.at))
+	field([]byte(r.pack))
+	field([]byte(r.tool))
+	field([]byte(r.invocation))
+	field(r.body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Format(store.TimeFormat)
+}
+
+// exerciseBody is the stored form of a capability exercise.
+type exerciseBody struct {
+	Capability capability.Name  `json:"capability"`
+	Resource   string           `json:"resource"`
+	Allowed    bool             `json:"allowed"`
+	Layer      capability.Layer `json:"layer,omitempty"`
+	Reason     string           `json:"reason"`
+}
+
+// RecordExercise appends one capability exercise and returns once it is
+// durable. It implements capability.Recorder.
+func (l *Log) RecordExercise(e capability.Exercise) error {
+	body, err := json.Marshal(exerciseBody{
+		Capability: e.Capability, Resource: l.redact.Text(e.Resource), Allowed: e.Allowed,
+		Layer: e.Layer, Reason: l.redact.Text(e.Reason),
+	})
+	if err != nil {
+		return fmt.Errorf("audit: exercise: %w", err)
+	}
+	_, err = l.append(context.Background(), row{kind: KindExercise, at: stamp(e.Time), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: body})
+	return err
+}
+
+// Status is how a call ended.
+type Status string
+
+const (
+	StatusOK           Status = "ok"            // the tool ran and succeeded
+	StatusToolError    Status = "tool_error"    // the tool ran and failed
+	StatusDenied       Status = "denied"        // the gate or a capability said no
+	StatusInvalidInput Status = "invalid_input" // the arguments failed the schema
+	StatusLimit        Status = "limit"         // time, memory or output limit
+	StatusError        Status = "error"         // the runtime failed
+)
+
+// Artifact is a file a call created or changed in the workspace.
+type Artifact struct {
+	Path string `json:"path"`
+	MIME string `json:"mime,omitempty"`
+	Size int64  `json:"size"`
+}
+
+// Invocation is one tool call as the caller saw it end. Arguments are stored
+// redacted; Arguments and Output are hashed as given and Output is never
+// stored.
+type Invocation struct {
+	ID, Chat, Pack, Tool string
+	Arguments            json.RawMessage
+	Output               []byte
+	Approver             string
+	Verdict              capability.Verdict
+	Remembered           bool   // approved by the chat's "allow for this chat"
+	Reason               string // why it was denied or failed
+	Started, Finished    time.Time
+	ExitCode             int
+	Status               Status
+	Artifacts            []Artifact
+}
+
+// Approved fills the decision fields from the gate's approval.
+func (inv *Invocation) Approved(a capability.Approval) {
+	inv.Approver, inv.Verdict, inv.Remembered = a.Approver(), a.Verdict(), a.Remembered()
+}
+
+// Denied fills the decision fields from a denial.
+func (inv *Invocation) Denied(err error) {
+	inv.Verdict, inv.Status = capability.Deny, StatusDenied
+	if err != nil {
+		inv.Reason = err.Error()
+	}
+}
+
+// invocationBody is the stored form of an invocation.
+type invocationBody struct {
+	Chat         string          `json:"chat,omitempty"`
+	Arguments    json.RawMessage `json:"arguments"`
+	InputSHA256  string          `json:"input_sha256"`
+	OutputSHA256 string          `json:"output_sha256,omitempty"`
+	Approver     string          `json:"approver"`
+	Decision     string          `json:"decision"`
+	Remembered   bool            `json:"remembered,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	Started      string          `json:"started"`
+	Finished     string          `json:"finished"`
+	DurationMS   float64         `json:"duration_ms"`
+	ExitCode     int             `json:"exit_code"`
+	Status       Status          `json:"status"`
+	Artifacts    []Artifact      `json:"artifacts,omitempty"`
+}
+
+// RecordInvocation appends one finished (or denied) call and returns its
+// seq once it is durable: call it before the result goes back to the model.
+func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, error) {
+	if inv.Finished.IsZero() {
+		inv.Finished = time.Now()
+	}
+	if inv.Started.IsZero() {
+		inv.Started = inv.Finished
+	}
+	if inv.Status == "" {
+		inv.Status = StatusOK
+	}
+	b := invocationBody{
+		Chat: inv.Chat, Arguments: l.redact.JSON(inv.Arguments), InputSHA256: digest(inv.Arguments),
+		Approver: inv.Approver, Decision: inv.Verdict.String(), Remembered: inv.Remembered,
+		Reason: l.redact.Text(inv.Reason), Started: stamp(inv.Started), Finished: stamp(inv.Finished),
+		DurationMS: float64(inv.Finished.Sub(inv.Started).Microseconds()) / 1000,
+		ExitCode:   inv.ExitCode, Status: inv.Status,
+	}
+	if inv.Output != nil {
+		b.OutputSHA256 = digest(inv.Output)
+	}
+	for _, a := range inv.Artifacts {
+		a.Path = l.redact.Text(a.Path)
+		b.Artifacts = append(b.Artifacts, a)
+	}
+	body, err := json.Marshal(b)
+	if err != nil {
+		return 0, fmt.Errorf("audit: invocation %s: %w", inv.ID, err)
+	}
+	return l.append(ctx, row{kind: KindInvocation, at: b.Finished, pack: inv.Pack, tool: inv.Tool, invocation: inv.ID, body: body})
+}
+
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

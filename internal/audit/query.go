@@ -1,0 +1,180 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/packs-run/packs/internal/store"
+)
+
+// Entry is one stored row, as read back.
+type Entry struct {
+	Seq        int64           `json:"seq"`
+	Kind       Kind            `json:"kind"`
+	At         time.Time       `json:"at"`
+	Pack       string          `json:"pack"`
+	Tool       string          `json:"tool"`
+	Invocation string          `json:"invocation"`
+	Body       json.RawMessage `json:"body"` // exactly the hashed bytes
+	PrevHash   string          `json:"prev_hash"`
+	Hash       string          `json:"hash"`
+}
+
+// Filter selects entries; zero fields select everything.
+type Filter struct {
+	Pack       string
+	Invocation string
+	Since      time.Time
+	Kind       Kind
+	Limit      int // newest Limit rows when > 0, still in seq order
+}
+
+// Entries reads the rows f selects, in seq order.
+func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		var where []string
+		var args []any
+		if f.Pack != "" {
+			where, args = append(where, "pack = ?"), append(args, f.Pack)
+		}
+		if f.Invocation != "" {
+			where, args = append(where, "invocation = ?"), append(args, f.Invocation)
+		}
+		if !f.Since.IsZero() {
+			where, args = append(where, "at >= ?"), append(args, f.Since.UTC().Format(store.TimeFormat))
+		}
+		if f.Kind != "" {
+			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
+		}
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash FROM audit`
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		if f.Limit > 0 {
+			q = `SELECT * FROM (` + q + ` ORDER BY seq DESC LIMIT ?)`
+			args = append(args, f.Limit)
+		}
+		rows, err := db.SQL().QueryContext(ctx, q+` ORDER BY seq`, args...)
+		if err != nil {
+			yield(Entry{}, fmt.Errorf("audit: read: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e Entry
+			var kind, at, body string
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash); err != nil {
+				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
+				return
+			}
+			e.Kind, e.Body = Kind(kind), json.RawMessage(body)
+			if e.At, err = time.Parse(store.TimeFormat, at); err != nil {
+				yield(Entry{}, fmt.Errorf("audit: read seq %d: %w", e.Seq, err))
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(Entry{}, fmt.Errorf("audit: read: %w", err))
+		}
+	}
+}
+
+// WriteJSONL writes one JSON object per entry and line. The body is the
+// stored bytes, so an export can be re-verified outside packs.
+func WriteJSONL(w io.Writer, entries iter.Seq2[Entry, error]) error {
+	enc := json.NewEncoder(w)
+	for e, err := range entries {
+		if err != nil {
+			return err
+		}
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("audit: export: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteText writes one human-readable line per entry.
+func WriteText(w io.Writer, entries iter.Seq2[Entry, error]) error {
+	for e, err := range entries {
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%6d  %s  %-10s  %s  %s\n", e.Seq, e.At.Format(time.RFC3339), e.Kind, subject(e), summary(e)); err != nil {
+			return fmt.Errorf("audit: print: %w", err)
+		}
+	}
+	return nil
+}
+
+func subject(e Entry) string {
+	switch {
+	case e.Pack == "":
+		return e.Tool
+	case e.Tool == "":
+		return e.Pack
+	}
+	return e.Pack + "/" + e.Tool
+}
+
+func summary(e Entry) string {
+	switch e.Kind {
+	case KindExercise:
+		var b exerciseBody
+		if json.Unmarshal(e.Body, &b) != nil {
+			return "(unreadable body)"
+		}
+		if b.Allowed {
+			return fmt.Sprintf("%s %s allowed", b.Capability, b.Resource)
+		}
+		return fmt.Sprintf("%s %s DENIED by %s: %s", b.Capability, b.Resource, b.Layer, b.Reason)
+	case KindInvocation:
+		var b invocationBody
+		if json.Unmarshal(e.Body, &b) != nil {
+			return "(unreadable body)"
+		}
+		s := fmt.Sprintf("%s by %s, %s, exit %d, %.1f ms", b.Decision, orNone(b.Approver), b.Status, b.ExitCode, b.DurationMS)
+		if b.Remembered {
+			s += " (allowed for this chat earlier)"
+		}
+		if b.Reason != "" {
+			s += ": " + b.Reason
+		}
+		return s
+	}
+	return string(e.Body)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nobody"
+	}
+	return s
+}
+
+// ErrBadSince is returned by ParseSince for a value it cannot read.
+var ErrBadSince = errors.New("audit: bad --since value")
+
+// ParseSince reads a --since value: an RFC 3339 time, a date (2006-01-02),
+// or a duration back from now ("24h", "90m").
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%w %q: write a time (2025-01-02T15:04:05Z), a date (2025-01-02) or a duration (24h)", ErrBadSince, s)
+}

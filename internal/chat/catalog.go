@@ -1,0 +1,71 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/packs"
+)
+
+// HomeCatalog serves the packs installed in a state directory. Each load
+// checks the installed files against their lock entry first, so a pack that
+// was changed after install is never attached or enabled.
+type HomeCatalog struct {
+	Home *packs.Home
+}
+
+// Pack loads the installed pack name.
+func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capability.PackRef, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, capability.PackRef{}, err
+	}
+	if err := c.Home.Verify(name); err != nil {
+		if errors.Is(err, packs.ErrNotInstalled) {
+			return nil, capability.PackRef{}, fmt.Errorf("%w: %w", ErrNotFound, err)
+		}
+		return nil, capability.PackRef{}, err
+	}
+	e, err := c.Home.Entry(name)
+	if err != nil {
+		return nil, capability.PackRef{}, err
+	}
+	dir, err := c.Home.PackDir(name)
+	if err != nil {
+		return nil, capability.PackRef{}, err
+	}
+	p, err := packs.Load(dir, packs.LoadOptions{})
+	if err != nil {
+		return nil, capability.PackRef{}, err
+	}
+	return p, capability.PackRef{Name: name, Digest: e.Integrity}, nil
+}
+
+// StoreGrants reads the person's grants from packs.db.
+type StoreGrants struct {
+	DB *store.DB
+}
+
+// PeekGrants returns the live and revoked grants that apply in chat,
+// without spending any: for showing the person what a call may touch.
+func (g StoreGrants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
+	rows, err := g.DB.Grants(ctx, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	var keep []store.GrantRow
+	for _, r := range rows {
+		if r.Chat == "" || r.Chat == chat {
+			keep = append(keep, r)
+		}
+	}
+	return store.UserGrants(keep), nil
+}
+
+// TakeGrants returns the grants for one approved call in chat, spending
+// the once grants among them.
+func (g StoreGrants) TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
+	return g.DB.TakeGrants(ctx, ref.Name, chat)
+}

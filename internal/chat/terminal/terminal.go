@@ -1,0 +1,476 @@
+// Package terminal is packs chat for a person at a terminal: it streams the
+// model's replies, shows a card for every tool call that needs the person
+// (Run, Deny, or Always for this chat), lists the artifacts tools made, and
+// turns Ctrl-C into "stop what is running": the tool during a tool call, the
+// reply while the model answers, the chat at the prompt.
+//
+// Once is the one-turn mode for scripts: no terminal, the reply and every
+// tool call with its decision printed as lines.
+package terminal
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+)
+
+// Options configure Run.
+type Options struct {
+	In       io.Reader
+	Out      io.Writer
+	Provider llm.Provider
+	NoTools  bool
+	// Interrupts delivers Ctrl-C (SIGINT). Nil leaves Ctrl-C to the
+	// default, which ends the program.
+	Interrupts <-chan os.Signal
+}
+
+// state is what the chat is doing, which decides what Ctrl-C stops.
+type state int
+
+const (
+	idle  state = iota // at the prompt
+	model              // the model is answering
+	card               // a tool call waits for the person
+	tool               // a tool is running
+)
+
+// ui is one interactive chat.
+type ui struct {
+	s     *chat.Session
+	opt   Options
+	lines <-chan string // the person's lines; closed at end of input
+
+	wmu sync.Mutex // guards out and midLine
+	out io.Writer
+	// midLine says the last thing written did not end a line.
+	midLine bool
+	// speaking says the model's text is being streamed.
+	speaking bool
+
+	mu       sync.Mutex
+	state    state
+	stopTool context.CancelFunc
+	stopTurn context.CancelFunc
+	denyCard chan struct{}
+}
+
+// Run is the interactive chat on s until the person leaves (/exit, end of
+// input, or Ctrl-C at the prompt). The chat is saved as it goes; Run prints
+// how to resume it.
+func Run(ctx context.Context, s *chat.Session, opt Options) error {
+	lines := make(chan string)
+	go readLines(opt.In, lines)
+	u := &ui{s: s, opt: opt, lines: lines, out: opt.Out}
+	u.printf("packs chat %s with %s. Type /help for commands; Ctrl-C stops a tool or a reply.\n", s.ID(), opt.Provider.Name())
+	u.showPacks()
+	u.showNotices()
+	defer u.printf("chat saved: resume it with packs chat --chat %s\n", s.ID())
+	for {
+		u.printf("you> ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				u.printf("\n")
+				return nil
+			}
+			line = strings.TrimSpace(l)
+		case <-opt.Interrupts:
+			u.printf("\n")
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		u.typed()
+		if line == "" {
+			continue
+		}
+		if quit, handled := u.command(ctx, line); handled {
+			if quit {
+				return nil
+			}
+			continue
+		}
+		u.turn(ctx, line)
+	}
+}
+
+// readLines sends each line of r, then closes lines.
+func readLines(r io.Reader, lines chan<- string) {
+	defer close(lines)
+	br := bufio.NewReader(r)
+	for {
+		l, err := br.ReadString('\n')
+		if l != "" {
+			lines <- strings.TrimRight(l, "\r\n")
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (u *ui) printf(format string, args ...any) {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	s := fmt.Sprintf(format, args...)
+	io.WriteString(u.out, s)
+	if s != "" {
+		u.midLine = !strings.HasSuffix(s, "\n")
+	}
+}
+
+// typed notes that the person ended a line with Enter.
+func (u *ui) typed() {
+	u.wmu.Lock()
+	u.midLine, u.speaking = false, false
+	u.wmu.Unlock()
+}
+
+// line starts output on a fresh line.
+func (u *ui) line(format string, args ...any) {
+	u.wmu.Lock()
+	if u.midLine {
+		io.WriteString(u.out, "\n")
+		u.midLine = false
+	}
+	u.speaking = false
+	u.wmu.Unlock()
+	u.printf(format, args...)
+}
+
+const help = `commands:
+  /packs           the attached packs and what the model has opened
+  /attach NAME     attach an installed pack to this chat
+  /detach NAME     detach a pack
+  /artifacts       the files tools made in this chat's workspace
+  /exit            leave (the chat is saved)
+  /<pack> TEXT     send TEXT and ask the model to use that pack
+`
+
+// command runs a chat command. handled is false for a line that is a
+// message; quit is true for /exit.
+func (u *ui) command(ctx context.Context, line string) (quit, handled bool) {
+	word, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	switch word {
+	case "/help":
+		u.printf("%s", help)
+	case "/exit", "/quit":
+		return true, true
+	case "/packs":
+		u.showPacks()
+	case "/attach", "/detach":
+		if arg == "" {
+			u.printf("usage: %s NAME\n", word)
+			break
+		}
+		var err error
+		if word == "/attach" {
+			err = u.s.Attach(ctx, arg)
+		} else {
+			err = u.s.Detach(ctx, arg)
+		}
+		if err != nil {
+			u.printf("error: %v\n", err)
+			break
+		}
+		u.showPacks()
+	case "/artifacts":
+		arts, err := u.s.Artifacts(ctx)
+		if err != nil {
+			u.printf("error: %v\n", err)
+			break
+		}
+		if len(arts) == 0 {
+			u.printf("no artifacts yet\n")
+		}
+		for _, a := range arts {
+			u.printf("  %s\n", artifactLine(a))
+		}
+		if len(arts) > 0 {
+			u.printf("  in %s\n", u.s.Workspace())
+		}
+	default:
+		return false, false
+	}
+	return false, true
+}
+
+func (u *ui) showPacks() {
+	ps := u.s.Packs()
+	if len(ps) == 0 {
+		u.printf("no packs attached: /attach NAME, or start a message with /NAME\n")
+		return
+	}
+	for _, p := range ps {
+		var tags []string
+		if p.Mandated {
+			tags = append(tags, "mandated")
+		}
+		if p.Opened {
+			tags = append(tags, "docs open")
+		}
+		if p.Enabled {
+			tags = append(tags, "tools enabled")
+		} else if p.HasTools {
+			tags = append(tags, "has tools")
+		}
+		u.printf("  pack %s [%s]: %s\n", p.Name, strings.Join(tags, ", "), oneLine(p.Description, 100))
+	}
+}
+
+func (u *ui) showNotices() {
+	for _, n := range u.s.Notices() {
+		u.line("note: %s\n", n)
+	}
+}
+
+func (u *ui) setState(st state, stopTool context.CancelFunc) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.state, u.stopTool = st, stopTool
+}
+
+// turn sends one message and waits for the reply, handling Ctrl-C.
+func (u *ui) turn(ctx context.Context, text string) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	u.mu.Lock()
+	u.state, u.stopTurn = model, cancel
+	u.mu.Unlock()
+	type result struct {
+		reply chat.Reply
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := u.s.Send(tctx, u.opt.Provider, text, chat.TurnOptions{Approver: u, Observer: u, NoTools: u.opt.NoTools})
+		done <- result{r, err}
+	}()
+	for {
+		select {
+		case r := <-done:
+			u.setState(idle, nil)
+			u.finish(r.reply, r.err)
+			return
+		case <-u.opt.Interrupts:
+			u.interrupt()
+		}
+	}
+}
+
+// interrupt handles Ctrl-C while a turn runs.
+func (u *ui) interrupt() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.state == card && u.denyCard != nil:
+		close(u.denyCard)
+		u.denyCard = nil
+	case u.state == tool && u.stopTool != nil:
+		u.stopTool()
+		u.stopTool = nil
+		u.line("^C stopping the tool (the chat goes on)\n")
+	case u.stopTurn != nil:
+		u.stopTurn()
+		u.line("^C stopping the reply\n")
+	}
+}
+
+func (u *ui) finish(r chat.Reply, err error) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		u.line("stopped; your message is kept in the chat\n")
+	case errors.Is(err, chat.ErrToolBudget):
+		u.line("error: %v\nuse /detach NAME, then send your message again\n", err)
+	case err != nil:
+		u.line("error: %v\n", err)
+	default:
+		u.line("")
+	}
+	if arts := r.Artifacts(); len(arts) > 0 {
+		u.printf("artifacts in %s:\n", u.s.Workspace())
+		for _, a := range arts {
+			u.printf("  %s\n", artifactLine(a))
+		}
+	}
+	u.showNotices()
+}
+
+// Text streams the model's answer.
+func (u *ui) Text(delta string) {
+	u.wmu.Lock()
+	if !u.speaking {
+		if u.midLine {
+			io.WriteString(u.out, "\n")
+		}
+		io.WriteString(u.out, "assistant> ")
+		u.speaking = true
+	}
+	io.WriteString(u.out, delta)
+	u.midLine = !strings.HasSuffix(delta, "\n")
+	u.wmu.Unlock()
+}
+
+// ToolStart notes the running call so Ctrl-C can stop it.
+func (u *ui) ToolStart(c llm.ToolCall, stop context.CancelFunc) {
+	u.setState(tool, stop)
+}
+
+// ToolDone shows how a call ended.
+func (u *ui) ToolDone(r chat.ToolResult) {
+	u.setState(model, nil)
+	u.line("  -> %s\n", resultLine(r))
+	for _, a := range r.Artifacts {
+		u.printf("     artifact %s\n", artifactLine(a))
+	}
+}
+
+// Notice shows a note about the chat.
+func (u *ui) Notice(msg string) { u.line("note: %s\n", msg) }
+
+// Name is how the terminal's approvals are recorded.
+func (u *ui) Name() string { return "person at the terminal" }
+
+// Approve shows the call's card and waits for Run, Deny or Always.
+func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
+	deny := make(chan struct{})
+	u.mu.Lock()
+	prev := u.state
+	u.state, u.denyCard = card, deny
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.state, u.denyCard = prev, nil
+		u.mu.Unlock()
+	}()
+	u.line("%s", Card(p))
+	for {
+		u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
+		select {
+		case l, ok := <-u.lines:
+			if !ok {
+				u.printf("\n")
+				return capability.Deny, nil
+			}
+			u.typed()
+			switch strings.ToLower(strings.TrimSpace(l)) {
+			case "r", "run", "y", "yes":
+				return capability.RunOnce, nil
+			case "a", "always":
+				return capability.AllowChat, nil
+			case "d", "deny", "n", "no":
+				return capability.Deny, nil
+			}
+		case <-deny:
+			u.line("^C denied\n")
+			return capability.Deny, nil
+		case <-ctx.Done():
+			return capability.Deny, ctx.Err()
+		}
+	}
+}
+
+// Card renders a pending call for the person: the tool, its arguments and
+// the capabilities at stake.
+func Card(p capability.Pending) string {
+	var b strings.Builder
+	name := p.Class()
+	fmt.Fprintf(&b, "+-- tool call: %s", name)
+	if p.Pack != "" {
+		fmt.Fprintf(&b, " (pack %s)", p.Pack)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "|   arguments: %s\n", compact(p.Arguments, 400))
+	caps := "none"
+	if len(p.Capabilities) > 0 {
+		var cs []string
+		for _, c := range p.Capabilities {
+			cs = append(cs, string(c))
+		}
+		caps = strings.Join(cs, ", ")
+	}
+	fmt.Fprintf(&b, "|   capabilities: %s\n", caps)
+	for _, t := range p.Touches {
+		fmt.Fprintf(&b, "|   touches: %s\n", oneLine(t, 200))
+	}
+	return b.String()
+}
+
+// compact renders JSON on one line, cut at n bytes.
+func compact(raw json.RawMessage, n int) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return oneLine(string(raw), n)
+	}
+	return oneLine(buf.String(), n)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// resultLine says how a call ended, with who decided.
+func resultLine(r chat.ToolResult) string {
+	d := r.Decision
+	who := d.Approver
+	if d.Remembered {
+		who += ", allowed for this chat"
+	}
+	switch {
+	case !d.Approved:
+		return fmt.Sprintf("%s: refused: %s", r.Name, oneLine(errorMessage(r.Content), 300))
+	case r.IsError:
+		return fmt.Sprintf("%s: approved by %s: %s: %s", r.Name, who, r.ErrorKind, oneLine(errorMessage(r.Content), 300))
+	}
+	return fmt.Sprintf("%s: approved by %s: ok (%s, %s)", r.Name, who, size(int64(len(r.Content))), r.Duration.Round(time.Millisecond))
+}
+
+// errorMessage digs the message out of a tool's error result.
+func errorMessage(content string) string {
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(content), &body) == nil && body.Error.Message != "" {
+		return body.Error.Message
+	}
+	return content
+}
+
+func artifactLine(a chat.Artifact) string {
+	return fmt.Sprintf("%s (%s, %s)", a.Path, a.MIME, size(a.Size))
+}
+
+func size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

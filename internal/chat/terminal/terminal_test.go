@@ -1,0 +1,240 @@
+package terminal
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
+)
+
+var notesPack, _ = filepath.Abs(filepath.Join("..", "testdata", "notes"))
+
+// env is a state directory opened with real components.
+type env struct {
+	deps  chat.Deps
+	close func()
+}
+
+// installNotes installs the notes pack into a new state directory.
+func installNotes(t *testing.T, dir string, caps ...capability.Name) {
+	t.Helper()
+	ctx := context.Background()
+	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := home.Stage(ctx, notesPack, packs.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, home.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, n := range caps {
+		if err := db.PutGrant(ctx, "notes", "", capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openEnv opens the state directory dir.
+func openEnv(dir string) (*env, error) {
+	ctx := context.Background()
+	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, home.DBPath())
+	if err != nil {
+		return nil, err
+	}
+	log, err := audit.Open(ctx, db, audit.Options{})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: home.CacheDir()})
+	if err != nil {
+		log.Close()
+		db.Close()
+		return nil, err
+	}
+	return &env{
+		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Grants: chat.StoreGrants{DB: db}, Runner: rt, Audit: log, Workspaces: home.WorkspacesDir()},
+		close: func() {
+			rt.Close(ctx)
+			log.Close()
+			db.Close()
+		},
+	}, nil
+}
+
+func newEnv(t *testing.T, caps ...capability.Name) *env {
+	t.Helper()
+	dir := t.TempDir()
+	installNotes(t, dir, caps...)
+	e, err := openEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	return e
+}
+
+func openAI(t *testing.T, srv *llmtest.Server) llm.Provider {
+	t.Helper()
+	p, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, BaseURL: srv.OpenAIURL(), Model: "fake", MaxTokens: 100, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tc(name, args string) llm.ToolCall { return llm.ToolCall{Name: name, Arguments: args} }
+
+func TestOnce(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("open_docs", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__note", `{}`)}},
+		llmtest.Turn{Text: "Wrote note.md."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("open_docs", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{Text: "Could not open it."},
+	)
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	opt := OnceOptions{Out: &out, Err: &errOut, Provider: openAI(t, srv), Attach: []string{"notes"}, Yes: true}
+	if err := Once(context.Background(), s, "write a note", opt); err != nil {
+		t.Fatal(err)
+	}
+	want := `tool open_docs {"pack_id":"notes"}: approved by --yes: ok
+tool enable_tools {"pack_id":"notes"}: approved by --yes: ok
+tool notes__note {}: approved by --yes: ok
+artifact note.md text/markdown 7 bytes
+Wrote note.md.
+`
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if !strings.Contains(errOut.String(), "chat "+s.ID()) {
+		t.Errorf("stderr %q lacks the chat id", errOut.String())
+	}
+	// Without --yes nobody approves: the call is denied and said so.
+	out.Reset()
+	opt.Yes = false
+	if err := Once(context.Background(), s, "again", opt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), `tool open_docs {"pack_id":"notes"}: denied: capability: denied by gate`) || !strings.HasSuffix(out.String(), "Could not open it.\n") {
+		t.Errorf("got:\n%s", out.String())
+	}
+}
+
+// TestRunLines drives the interactive chat through its input: a message, a
+// card answered "a" (always for this chat), a second call of the same
+// class that is not asked about, the commands, and /exit.
+func TestRunLines(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(
+		llmtest.Turn{Text: "Let me read it.", ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"SKILL.md"}`)}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"references/REFERENCE.md"}`)}},
+		llmtest.Turn{Text: "Both read."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("open_docs", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{Text: "Not opened."},
+	)
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"notes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join([]string{"read the notes docs", "a", "/packs", "/artifacts", "open them", "x", "d", "/detach nope", "/exit", "never read"}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := Run(context.Background(), s, Options{In: strings.NewReader(in), Out: &out, Provider: openAI(t, srv)}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"packs chat " + s.ID() + " with openai.",
+		"pack notes [has tools]: Keep short notes",
+		"you> assistant> Let me read it.\n+-- tool call: read_file (pack notes)\n|   arguments: {\"pack_id\":\"notes\",\"path\":\"SKILL.md\"}\n|   capabilities: filesystem_read\n|   touches: notes/SKILL.md\n[r]un, [d]eny, or [a]lways for this chat? ",
+		"  -> read_file: approved by person at the terminal: ok (",
+		"  -> read_file: approved by person at the terminal, allowed for this chat: ok (",
+		"assistant> Both read.\n",
+		"pack notes [has tools]",
+		"no artifacts yet",
+		"[r]un, [d]eny, or [a]lways for this chat? [r]un, [d]eny, or [a]lways for this chat? ",
+		"  -> open_docs: refused: capability: denied by gate: denied by person at the terminal",
+		"assistant> Not opened.",
+		"error: chat: not found: pack nope is not attached",
+		"chat saved: resume it with packs chat --chat " + s.ID(),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "+-- tool call:"); n != 2 {
+		t.Errorf("got %d cards, want 2 (the second read_file was allowed for the chat)", n)
+	}
+	if len(srv.Requests()) != 5 {
+		t.Errorf("got %d requests: input after /exit was sent", len(srv.Requests()))
+	}
+}
+
+func TestCard(t *testing.T) {
+	got := Card(capability.Pending{Pack: "web", Tool: "fetch", Arguments: []byte(`{ "url" : "https://example.com/` + strings.Repeat("a", 500) + `" }`),
+		Capabilities: []capability.Name{capability.Network}, Touches: []string{"network example.com"}})
+	want := "+-- tool call: web__fetch (pack web)\n|   arguments: {\"url\":\"https://example.com/" + strings.Repeat("a", 400-len(`{"url":"https://example.com/`)) + "…\n|   capabilities: network\n|   touches: network example.com\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A reader that never ends, for tests that stop the chat by other means.
+type blockingReader struct{ done chan struct{} }
+
+func (b blockingReader) Read([]byte) (int, error) { <-b.done; return 0, io.EOF }
+
+// TestCtrlCAtPromptLeaves: an interrupt at the prompt ends the chat.
+func TestCtrlCAtPromptLeaves(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intr := make(chan os.Signal, 1)
+	intr <- os.Interrupt
+	in := blockingReader{done: make(chan struct{})}
+	defer close(in.done)
+	var out bytes.Buffer
+	if err := Run(context.Background(), s, Options{In: in, Out: &out, Provider: openAI(t, srv), Interrupts: intr}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "chat saved") {
+		t.Errorf("got %q", out.String())
+	}
+}

@@ -1,0 +1,101 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPPath is where the Streamable HTTP endpoint is served.
+const MCPPath = "/mcp"
+
+// HTTPServer is the Streamable HTTP transport, bound and ready to serve.
+type HTTPServer struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listen binds cfg.Addr (loopback unless another host is named) and builds
+// the guarded handler. It refuses to listen beyond loopback without a
+// bearer token (ErrTokenRequired).
+func (s *Server) Listen(cfg HTTPConfig) (*HTTPServer, error) {
+	addr, err := cfg.listenAddr()
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if !isLoopbackHost(host) && cfg.Token == "" {
+		return nil, fmt.Errorf("%w: %s is reachable from other machines; set PACKS_MCP_TOKEN (or --token-file) to a secret that clients send as \"Authorization: Bearer <token>\", or listen on 127.0.0.1", ErrTokenRequired, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: listening on %s: %w", addr, err)
+	}
+	h, err := s.handler(ln.Addr().String(), cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return &HTTPServer{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}, nil
+}
+
+// handler serves MCPPath for a server bound to boundAddr: each new MCP
+// session gets its own SDK server and chat.
+func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error) {
+	g, err := newGuard(boundAddr, cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK calls getServer for every request, also for those of an
+	// existing session (to read its protocol versions); a conn opens its
+	// chat only when a session starts using it, so the spare ones are free.
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.newConn().srv }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// The guard in front checks Host and Origin against our own
+		// allowlist, which also covers non-loopback binds and --allow-host.
+		DisableLocalhostProtection: true,
+		SessionTimeout:             time.Hour,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, mcpHandler)
+	return g.wrap(mux, cfg.Token), nil
+}
+
+// URL is the endpoint clients connect to. For a server on every interface
+// it names the loopback address, which always works from this machine.
+func (h *HTTPServer) URL() string {
+	addr := h.ln.Addr().String()
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return "http://" + addr + MCPPath
+}
+
+// Serve serves until ctx ends, then shuts down, giving open requests a few
+// seconds to finish.
+func (h *HTTPServer) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- h.srv.Serve(h.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := h.srv.Shutdown(sctx); err != nil {
+		h.srv.Close() // open event streams never end by themselves
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/packs"
+)
+
+// maxListedFiles caps how many files of one pack resources/list shows. The
+// rest can still be read through the pack://{pack}/{+path} template.
+const maxListedFiles = 200
+
+// addPackFeatures registers, for every attached pack, its files as
+// resources and one prompt.
+func (c *conn) addPackFeatures(sess *chat.Session) {
+	var res []*mcp.Resource
+	for _, st := range sess.Packs() {
+		p, ok := sess.Pack(st.Name)
+		if !ok {
+			continue
+		}
+		res = append(res, packResources(p)...)
+		c.srv.AddPrompt(packPrompt(p), c.getPrompt(p))
+	}
+	read := c.readResource(sess)
+	for _, r := range res {
+		c.srv.AddResource(r, read)
+	}
+	c.srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: resourceTemplate,
+		Name:        "pack-file",
+		Title:       "A file of an attached pack",
+		Description: "Any file inside an attached pack, by its path relative to the pack root.",
+	}, read)
+}
+
+// packResources lists a pack's regular files, sorted, skipping hidden
+// entries and never following a symlink; at most maxListedFiles.
+func packResources(p *packs.Pack) []*mcp.Resource {
+	var out []*mcp.Resource
+	_ = filepath.WalkDir(p.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable folder is skipped, not fatal
+		}
+		if path != p.Dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if len(out) == maxListedFiles {
+			return filepath.SkipAll
+		}
+		rel, err := filepath.Rel(p.Dir, path)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		r := &mcp.Resource{URI: packURI{Pack: p.Name, Path: rel}.String(), Name: p.Name + "/" + rel}
+		if info, err := d.Info(); err == nil {
+			r.Size = info.Size()
+		}
+		if rel == p.EntryDoc {
+			r.Title = p.Name + ": entry doc"
+			r.Description = p.Frontmatter.Description
+			r.MIMEType = "text/markdown"
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out
+}
+
+// readResource reads a pack file through chat.ReadPackFile, the code behind
+// read_file: the same confinement (no absolute path, no "..", no symlink
+// out of the pack) and the same page limit. A file longer than one page is
+// cut; _meta says so and where the rest starts.
+func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		u, err := parsePackURI(uri)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		p, ok := sess.Pack(u.Pack)
+		if !ok {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		page, err := chat.ReadPackFile(p, u.Path, 0, chat.MaxReadLength)
+		switch {
+		case errors.Is(err, chat.ErrNotFound), errors.Is(err, chat.ErrNotAFile), errors.Is(err, fs.ErrNotExist):
+			return nil, mcp.ResourceNotFoundError(uri)
+		case errors.Is(err, packs.ErrPathEscape):
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %v", uri, err)}
+		case err != nil:
+			return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
+		}
+		rc := &mcp.ResourceContents{URI: uri, MIMEType: page.MIME}
+		if page.Encoding == chat.EncodingBase64 {
+			if rc.Blob, err = base64.StdEncoding.DecodeString(page.Content); err != nil {
+				return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
+			}
+		} else {
+			rc.Text = page.Content
+		}
+		if page.Truncated {
+			rc.Meta = mcp.Meta{"truncated": true, "size": page.Size, "next_offset": *page.NextOffset,
+				"hint": "the file is longer than one page; read the rest with the read_file tool"}
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
+	}
+}

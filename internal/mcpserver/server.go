@@ -1,0 +1,327 @@
+// Package mcpserver serves packs to MCP clients (Claude Desktop, Claude Code,
+// Cursor, VS Code, goose, ...) over stdio or Streamable HTTP, with the
+// official MCP Go SDK.
+//
+// It is a thin adapter over internal/chat: every MCP session is one
+// chat.Session, so the base tools, progressive disclosure, the gate, the
+// sandbox and the audit log are exactly those of `packs chat`. What the MCP
+// server adds:
+//
+//   - tools/list is the session's tool list; when enable_tools (or anything
+//     else) changes it, the server updates its tools and the SDK sends
+//     notifications/tools/list_changed;
+//   - resources: every file of an attached pack as pack://<pack>/<path>,
+//     read with the same confinement and page limits as read_file;
+//   - prompts: one per pack, for explicit invocation (like "/pack-name");
+//   - approval: a client that declared elicitation asks the person through
+//     elicitation/create; for any other client only the enterprise policy
+//     can approve, and the default is deny, with a message that says how to
+//     approve;
+//   - over HTTP: loopback by default, a Host/Origin allowlist against DNS
+//     rebinding, and a bearer token required beyond loopback.
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+)
+
+// ServerName is the name the server gives in initialize.
+const ServerName = "packs"
+
+// Config configures a Server.
+type Config struct {
+	// Chat holds the components every session uses: the same ones `packs
+	// chat` uses (store, catalog, grants, runtime, audit, policy).
+	Chat chat.Deps
+	// Attach names the packs attached to every session.
+	Attach []string
+	// Version is reported to clients in initialize.
+	Version string
+	// Logger receives the server's diagnostics; nil discards them. Over
+	// stdio it must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+}
+
+// Server serves packs over MCP. One Server serves any number of sessions;
+// each gets its own chat.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Chat.Logger == nil {
+		cfg.Chat.Logger = cfg.Logger
+	}
+	return &Server{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// ServeStdio serves one client that speaks newline-delimited JSON-RPC on r
+// and w (the MCP stdio transport) until it disconnects or ctx ends. The
+// server does not close r or w.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	c := s.newConn()
+	// One client per process: open its chat now, so a broken state
+	// directory fails at start and the first tools/list needs no
+	// list_changed.
+	if err := c.open(ctx); err != nil {
+		return err
+	}
+	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// conn is one MCP session: an SDK server whose tools, resources and prompts
+// mirror one chat.Session. Over HTTP the chat is opened on the session's
+// first request after initialize, so a server the handler builds and never
+// uses costs nothing.
+type conn struct {
+	s   *Server
+	srv *mcp.Server
+
+	openMu sync.Mutex // serializes open; held while the chat opens
+	mu     sync.Mutex // guards the fields below
+	chat   *chat.Session
+	err    error           // why the chat could not open
+	tools  map[string]bool // names registered on srv
+}
+
+func (s *Server) newConn() *conn {
+	c := &conn{s: s, tools: map[string]bool{}}
+	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    s.log,
+		SupportedProtocolVersions: protocolVersions(),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+		// The HTTP handler asks for a session ID exactly when it starts a
+		// session on this server, before the session is connected: the
+		// moment to open the chat, so that registering its tools sends no
+		// list_changed to a client that has not listed anything yet.
+		GetSessionID: func() string {
+			if err := c.open(context.Background()); err != nil {
+				s.log.Error("mcpserver: session not opened", "err", err)
+			}
+			return rand.Text()
+		},
+	})
+	c.srv.AddReceivingMiddleware(c.middleware)
+	return c
+}
+
+// syncProtocol is the newest protocol version whose elicitation is a
+// request the server sends while a tools/call is in flight. From 2026-07-28
+// on (SEP-2322) a server asks by returning "input required" and the client
+// retries the whole call, which the gate, asking its approver in the middle
+// of the call, cannot do yet. Clients that speak the newer protocol also
+// speak this one.
+const syncProtocol = "2025-11-25"
+
+// protocolVersions are the SDK's versions up to syncProtocol.
+func protocolVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v > syncProtocol })
+}
+
+// instructions tell the client's model how packs are used (spec 000 §5.3,
+// condensed: tool descriptions stay brief and the skills carry the detail).
+const instructions = `packs serves capability packs: skills with sandboxed WebAssembly tools.
+Call open_docs(pack_id) before using a pack, read_file for its other files, and enable_tools(pack_id) to get its tools, which then appear as <pack_id>__<tool>.
+The person approves every call; a denied call must not be repeated unchanged.`
+
+// middleware opens the chat before the first request that needs it, so
+// tools/list already lists the base tools.
+func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize", "notifications/initialized", "ping", "notifications/cancelled", "logging/setLevel":
+		default:
+			if err := c.open(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// open opens the session's chat once, attaches the configured packs and
+// registers tools, resources and prompts.
+func (c *conn) open(ctx context.Context) error {
+	c.openMu.Lock()
+	defer c.openMu.Unlock()
+	c.mu.Lock()
+	done, err := c.chat != nil, c.err
+	c.mu.Unlock()
+	if done || err != nil {
+		return err
+	}
+	// chat.Open calls syncTools as it attaches packs, so c.mu must not be
+	// held here; syncTools ignores those calls until c.chat is set.
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: c.s.cfg.Attach, OnToolsChanged: c.syncTools})
+	if err != nil {
+		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		return err
+	}
+	for _, n := range sess.Notices() {
+		c.s.log.Warn(n, "chat", sess.ID())
+	}
+	c.mu.Lock()
+	c.chat = sess
+	c.syncToolsLocked()
+	c.mu.Unlock()
+	c.addPackFeatures(sess)
+	return nil
+}
+
+// syncTools brings the registered tools in line with the chat's; the SDK
+// sends notifications/tools/list_changed when they change. chat.Session
+// calls it after enable_tools.
+func (c *conn) syncTools() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.syncToolsLocked()
+}
+
+func (c *conn) syncToolsLocked() {
+	if c.chat == nil {
+		return
+	}
+	want := map[string]bool{}
+	for _, t := range c.chat.Tools() {
+		if want[t.Name] {
+			c.s.log.Error("mcpserver: two tools share a name; the second is not offered", "tool", t.Name)
+			continue
+		}
+		tool, err := mcpTool(t)
+		if err != nil {
+			c.s.log.Error("mcpserver: tool not offered", "tool", t.Name, "err", err)
+			continue
+		}
+		want[t.Name] = true
+		if !c.tools[t.Name] {
+			c.srv.AddTool(tool, c.callHandler(t.Name))
+		}
+	}
+	var gone []string
+	for name := range c.tools {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		c.srv.RemoveTools(gone...)
+	}
+	c.tools = want
+}
+
+// ErrSchema is returned for a tool whose input schema MCP cannot carry.
+var ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+
+// mcpTool turns a chat tool into an MCP tool. MCP requires an input schema
+// of type "object"; a schema that names no type gets it added (every tool
+// takes a JSON object of arguments), one that names another type is refused.
+func mcpTool(t llm.Tool) (*mcp.Tool, error) {
+	schema := map[string]any{}
+	if len(t.InputSchema) > 0 {
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSchema, err)
+		}
+	}
+	switch typ := schema["type"]; typ {
+	case nil:
+		schema["type"] = "object"
+	case "object":
+	default:
+		return nil, fmt.Errorf("%w: %s has type %v", ErrSchema, t.Name, typ)
+	}
+	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: schema}, nil
+}
+
+// callHandler runs one tools/call through the chat: arguments checked, the
+// gate, the run and the audit record.
+func (c *conn) callHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c.mu.Lock()
+		sess := c.chat
+		c.mu.Unlock()
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := sess.Call(ctx, name, args, approverFor(req.Session))
+		if err != nil {
+			// The call could not be audited: report it as a protocol
+			// error, never as a result the model might trust.
+			return nil, err
+		}
+		text := res.Content
+		if res.IsError && res.ErrorKind == chat.ErrKindDenied && !canElicit(req.Session) {
+			text = withDenyHint(text, clientName(req.Session), res)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}, nil
+	}
+}
+
+// approverFor is who the gate asks after the policy: the person, through
+// elicitation, when the client supports it; otherwise nobody.
+func approverFor(ss *mcp.ServerSession) capability.Approver {
+	if !canElicit(ss) {
+		return nil
+	}
+	return elicitApprover{ss: ss, client: clientName(ss)}
+}
+
+// withDenyHint adds to a denial the ways a person can approve the call
+// when their client cannot ask them.
+func withDenyHint(content, client string, res chat.ToolResult) string {
+	class := res.Name
+	hint := fmt.Sprintf("MCP client %q cannot ask you to approve calls (it does not support elicitation), so only the enterprise policy can approve them. "+
+		"To approve %s, list it in the policy's [approval] auto_approve (e.g. auto_approve = [%q]) and pass the policy with --policy FILE or PACKS_POLICY; "+
+		"to grant a capability the pack needs, run: packs grant PACK CAPABILITY. Or use a client that supports elicitation.", client, class, class)
+	var v map[string]any
+	if err := json.Unmarshal([]byte(content), &v); err == nil {
+		if e, ok := v["error"].(map[string]any); ok {
+			e["approve"] = hint
+			if b, err := json.Marshal(v); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return strings.TrimSpace(content + "\n" + hint)
+}

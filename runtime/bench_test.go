@@ -1,0 +1,227 @@
+package runtime
+
+import (
+	"context"
+	goruntime "runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/packs-run/packs/packs"
+)
+
+// The benchmarks of the issue's table. Each reports p50-ns: the median of
+// the per-call durations it recorded (ns/op, an average, hides the shape).
+
+// benchGuests are the trivial tool ("echo": input back as output) in each
+// guest language available here.
+func benchGuests(b *testing.B) []struct{ name, src, fn string } {
+	guests := []struct{ name, src, fn string }{
+		{"wat-plugin", pluginWasm, "echo"},
+		{"wasi-command", wasiEcho, ""},
+	}
+	if goPluginWasm != "" {
+		guests = append(guests, struct{ name, src, fn string }{"go-plugin", goPluginWasm, "echo"})
+	} else {
+		b.Logf("go-plugin skipped: %v", goPluginErr)
+	}
+	return guests
+}
+
+const benchInput = `{"text":"hello, world"}`
+
+// BenchmarkWarmCall is a call that finds a pre-initialized instance in the
+// pool: a fresh instance per call, nothing shared with the previous one.
+// Between calls it waits for the pool to be full again, as it is when calls
+// are seconds apart: p50-ns is the call as the caller sees it; ns/op also
+// includes that wait (the pool's background refill), so it is the sustained
+// rate of one caller.
+func BenchmarkWarmCall(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		b.Run(g.name, func(b *testing.B) {
+			h := newHarness(b, Config{PoolSize: 2})
+			p := modulePack(b, "warm", "", g.src, map[string]string{"echo": g.fn})
+			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
+			if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+				b.Fatal(err)
+			}
+			pl := onlyPool(b, h.rt)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for len(pl.ready) < cap(pl.ready) {
+					time.Sleep(20 * time.Microsecond)
+				}
+				begin := time.Now()
+				if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(begin))
+			}
+			reportPercentiles(b, durs)
+		})
+	}
+}
+
+// BenchmarkExecFallback is the same trivial tool as a native command
+// through the exec fallback (fork, exec, wait): compare its p50-ns with
+// BenchmarkWarmCall's.
+func BenchmarkExecFallback(b *testing.B) {
+	h := newHarness(b, Config{})
+	tools := `[{"name": "echo", "description": "Echo.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}, "run": {"exec": ["echo", "{{text}}"]}}]`
+	p := testPack{name: "native", toml: "[capabilities]\nterminal_exec = { commands = [\"echo\"] }\n", tools: tools}.load(b)
+	inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		begin := time.Now()
+		if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(begin))
+	}
+	reportPercentiles(b, durs)
+}
+
+// BenchmarkFirstCall is a tool's first call in a new Runtime whose disk
+// cache holds the module (Precompile ran at install): what a fresh `packs
+// run` process pays, minus the process start. Each op builds a Runtime with
+// a new in-memory engine, so nothing compiled survives between ops but the
+// disk cache.
+func BenchmarkFirstCall(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		b.Run(g.name, func(b *testing.B) {
+			cache := b.TempDir()
+			h := newHarness(b, Config{CacheDir: cache})
+			p := modulePack(b, "first", "", g.src, map[string]string{"echo": g.fn})
+			if err := h.rt.Precompile(context.Background(), p); err != nil {
+				b.Fatal(err)
+			}
+			g := h.grant(p, nil)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				begin := time.Now()
+				rt, err := New(context.Background(), Config{CacheDir: cache, PoolSize: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, g)); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(begin))
+				rt.Close(context.Background())
+			}
+			reportPercentiles(b, durs)
+		})
+	}
+}
+
+// BenchmarkThroughput runs calls from GOMAXPROCS goroutines at once, each
+// on a fresh instance: calls/s is what the machine sustains (instantiation
+// included, as the pool cannot refill faster than the cores allow).
+func BenchmarkThroughput(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		b.Run(g.name, func(b *testing.B) {
+			h := newHarness(b, Config{PoolSize: goruntime.GOMAXPROCS(0)})
+			p := modulePack(b, "many", "", g.src, map[string]string{"echo": g.fn})
+			gr := h.grant(p, nil)
+			if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			begin := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkPooledInstanceMemory measures the Go heap that one ready
+// instance holds (its linear memories and wazero's per-instance state; the
+// compiled code is shared and not counted).
+func BenchmarkPooledInstanceMemory(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		b.Run(g.name, func(b *testing.B) {
+			h := newHarness(b, Config{PoolSize: -1})
+			p := modulePack(b, "mem", "", g.src, map[string]string{"echo": g.fn})
+			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
+			if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+				b.Fatal(err)
+			}
+			s := benchSpec(b, h, inv)
+			const held = 16
+			var perInstance float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				before := heapInUse()
+				ins := make([]*instance, 0, held)
+				for j := 0; j < held; j++ {
+					in, err := newInstance(context.Background(), s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ins = append(ins, in)
+				}
+				perInstance = float64(heapInUse()-before) / held
+				for _, in := range ins {
+					in.close(context.Background())
+				}
+			}
+			b.ReportMetric(perInstance, "B/instance")
+		})
+	}
+}
+
+// benchSpec rebuilds the spec that Invoke uses for inv.
+func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
+	m, err := h.rt.module(context.Background(), inv.Pack, inv.Tool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lim := inv.Grant.Limits()
+	s := &spec{mod: m, pack: inv.Pack.Name, packRoot: inv.Pack.Dir, workspace: inv.Workspace, grant: inv.Grant, pages: lim.MemoryPages, log: h.rt.log}
+	if inv.Tool.Run.ABI == packs.ABIWASI {
+		s.rt, s.tool = h.rt.wasi, inv.Tool.Name
+	} else if s.plugin, err = h.rt.plugin(context.Background(), m, m.groups); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func heapInUse() int64 {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}
+
+// onlyPool returns the Runtime's one pool.
+func onlyPool(b *testing.B, rt *Runtime) *pool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.pools) != 1 {
+		b.Fatalf("%d pools, want 1", len(rt.pools))
+	}
+	for _, p := range rt.pools {
+		return p
+	}
+	return nil
+}
+
+// reportPercentiles reports the median and 90th percentile of durs.
+func reportPercentiles(b *testing.B, durs []time.Duration) {
+	if len(durs) == 0 {
+		return
+	}
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(durs[len(durs)*9/10].Nanoseconds()), "p90-ns")
+}

@@ -1,0 +1,297 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/packs-run/packs/packs"
+)
+
+// wasmModule builds a module with one func type () -> (), one function per
+// export name (all exported as functions) and an optional memory.
+func wasmModule(memPages int, exports ...string) []byte {
+	sec := func(id byte, body []byte) []byte {
+		return append(appendU32([]byte{id}, uint32(len(body))), body...)
+	}
+	out := []byte("\x00asm\x01\x00\x00\x00")
+	out = append(out, sec(1, []byte{1, 0x60, 0, 0})...)
+	funcs := appendU32(nil, uint32(len(exports)))
+	for range exports {
+		funcs = append(funcs, 0)
+	}
+	out = append(out, sec(3, funcs)...)
+	if memPages >= 0 {
+		out = append(out, sec(5, appendU32([]byte{1, 0}, uint32(memPages)))...)
+	}
+	exp := appendU32(nil, uint32(len(exports)))
+	for i, name := range exports {
+		exp = appendU32(exp, uint32(len(name)))
+		exp = append(exp, name...)
+		exp = append(exp, kindFunc)
+		exp = appendU32(exp, uint32(i))
+	}
+	out = append(out, sec(7, exp)...)
+	code := appendU32(nil, uint32(len(exports)))
+	for range exports {
+		code = append(code, 2, 0, 0x0b) // body: size 2, no locals, end
+	}
+	return append(out, sec(10, code)...)
+}
+
+func TestRenameExport(t *testing.T) {
+	initWasm, err := os.ReadFile("testdata/plugin_init.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name        string
+		in          []byte
+		wantRenamed bool
+	}{
+		{"reactor", initWasm, true},
+		{"hand-built reactor", wasmModule(1, "run", reactorInit, "other"), true},
+		{"no initializer", wasmModule(1, "run"), false},
+		{"haskell", wasmModule(1, reactorInit, "hs_init"), false},
+		{"target taken", wasmModule(1, reactorInit, initExport), false},
+		{"no export section", []byte("\x00asm\x01\x00\x00\x00"), false},
+	}
+	rt := wazero.NewRuntime(context.Background())
+	defer rt.Close(context.Background())
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := renameExport(c.in, reactorInit, initExport)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := inspect(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			renamed := info.exportsFunc(initExport) && !info.exportsFunc(reactorInit)
+			if renamed != c.wantRenamed {
+				t.Fatalf("renamed %v, want %v (exports %q)", renamed, c.wantRenamed, info.exports)
+			}
+			if !c.wantRenamed && !bytes.Equal(got, c.in) {
+				t.Fatal("a module with nothing to rename changed")
+			}
+			if _, err := rt.CompileModule(context.Background(), got); err != nil {
+				t.Fatalf("the result does not compile: %v", err)
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	cases := []struct {
+		file         string
+		imports      []string
+		someExports  []string
+		minPages     uint32
+		notExporting string
+	}{
+		{"testdata/plugin.wasm", []string{"extism:host/env"}, []string{"echo", "fail", "trap"}, 1, "_start"},
+		{"testdata/wasi_echo.wasm", []string{"wasi_snapshot_preview1"}, []string{"_start"}, 1, "echo"},
+		{"testdata/wasi_bigmem.wasm", nil, []string{"_start"}, 2048, "memory"},
+	}
+	for _, c := range cases {
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := inspect(b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if !slices.Equal(info.imports, c.imports) {
+			t.Errorf("%s: imports %q, want %q", c.file, info.imports, c.imports)
+		}
+		for _, e := range c.someExports {
+			if !info.exportsFunc(e) {
+				t.Errorf("%s: %s not among exports %q", c.file, e, info.exports)
+			}
+		}
+		if info.exportsFunc(c.notExporting) {
+			t.Errorf("%s: %s listed as a function export", c.file, c.notExporting)
+		}
+		if info.minPages != c.minPages {
+			t.Errorf("%s: min pages %d, want %d", c.file, info.minPages, c.minPages)
+		}
+	}
+}
+
+func TestWasmReaderRejects(t *testing.T) {
+	good := wasmModule(1, reactorInit)
+	cases := map[string][]byte{
+		"empty":                  nil,
+		"no magic":               []byte("\x00wasm\x01\x00\x00\x00"),
+		"section past the end":   append([]byte("\x00asm\x01\x00\x00\x00"), 7, 50, 1),
+		"leb128 too long":        append([]byte("\x00asm\x01\x00\x00\x00"), 7, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01),
+		"leb128 overflow":        append([]byte("\x00asm\x01\x00\x00\x00"), 7, 0xff, 0xff, 0xff, 0xff, 0x7f),
+		"export name too long":   append([]byte("\x00asm\x01\x00\x00\x00"), 7, 4, 1, 9, 'a', 0),
+		"stray bytes in exports": append([]byte("\x00asm\x01\x00\x00\x00"), 7, 2, 0, 0),
+		"64-bit memory":          append([]byte("\x00asm\x01\x00\x00\x00"), 5, 3, 1, 4, 1),
+		"truncated":              good[:len(good)-3],
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err1 := inspect(b)
+			_, err2 := renameExport(b, reactorInit, initExport)
+			if !errors.Is(err1, errWasm) || (err2 != nil && !errors.Is(err2, errWasm)) {
+				t.Fatalf("inspect: %v; rename: %v; want errWasm", err1, err2)
+			}
+		})
+	}
+}
+
+// FuzzWasmReader checks that the binary reader never panics, and that a
+// rename keeps a module valid: what compiled before still compiles, with the
+// export renamed.
+func FuzzWasmReader(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.wasm")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add(wasmModule(3, "a", reactorInit, "b"))
+	f.Add(wasmModule(-1, reactorInit, "hs_init"))
+	rt := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(context.Background())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		info, ierr := inspect(b)
+		out, rerr := renameExport(b, reactorInit, initExport)
+		if rerr != nil {
+			return
+		}
+		if ierr == nil && bytes.Equal(out, b) && info.exportsFunc(reactorInit) && !info.exportsFunc(initExport) && !info.exportsFunc("hs_init") {
+			t.Fatal("an initializer was left in place")
+		}
+		if _, err := rt.CompileModule(context.Background(), b); err != nil {
+			return
+		}
+		if _, err := rt.CompileModule(context.Background(), out); err != nil {
+			t.Fatalf("a valid module became invalid: %v", err)
+		}
+		after, err := inspect(out)
+		if err != nil {
+			t.Fatalf("inspect after rename: %v", err)
+		}
+		if after.exportsFunc(reactorInit) && !after.exportsFunc("hs_init") && !info.exportsFunc(initExport) {
+			t.Fatal("the initializer is still exported")
+		}
+	})
+}
+
+func TestExpandArgv(t *testing.T) {
+	tool := func(argv ...string) *packs.Tool { return &packs.Tool{Name: "t", Run: packs.Run{ABI: packs.ABIExec, Exec: argv}} }
+	cases := []struct {
+		name  string
+		argv  []string
+		input string
+		want  []string
+		bad   bool
+	}{
+		{"plain", []string{"ls", "-l"}, `{}`, []string{"ls", "-l"}, false},
+		{"whole element", []string{"grep", "{{pattern}}", "{{file}}"}, `{"pattern":"a b; rm -rf /","file":"x.txt"}`, []string{"grep", "a b; rm -rf /", "x.txt"}, false},
+		{"inside an element", []string{"cut", "-d{{sep}}", "--fields={{n}}"}, `{"sep":",","n":3}`, []string{"cut", "-d,", "--fields=3"}, false},
+		{"spaces in braces", []string{"echo", "{{ word }}"}, `{"word":"hi"}`, []string{"echo", "hi"}, false},
+		{"two in one", []string{"echo", "{{a}}-{{b}}"}, `{"a":"x","b":"y"}`, []string{"echo", "x-y"}, false},
+		{"json values", []string{"echo", "{{b}}", "{{o}}", "{{l}}"}, `{"b":true,"o":{"k": 1},"l":[1, "2"]}`, []string{"echo", "true", `{"k":1}`, `[1,"2"]`}, false},
+		{"shell text stays one argument", []string{"echo", "{{s}}"}, `{"s":"$(id) ` + "`id`" + ` && echo pwned"}`, []string{"echo", "$(id) `id` && echo pwned"}, false},
+		{"unicode", []string{"echo", "{{s}}"}, `{"s":"h\u00e9llo \ud83d\ude00"}`, []string{"echo", "héllo 😀"}, false},
+		{"missing", []string{"echo", "{{s}}"}, `{}`, nil, true},
+		{"null", []string{"echo", "{{s}}"}, `{"s":null}`, nil, true},
+		{"not an object", []string{"echo"}, `[1]`, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := expandArgv(tool(c.argv...), []byte(c.input))
+			if c.bad {
+				if !errors.Is(err, packs.ErrInvalidInput) {
+					t.Fatalf("got %q, %v; want packs.ErrInvalidInput", got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("got %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestJSONResult(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{"  [1,2]\n", `[1,2]`},
+		{"", `null`},
+		{"\n\t ", `null`},
+		{"hello world\n", `"hello world\n"`},
+		{`{"a":1}{"b":2}`, `"{\"a\":1}{\"b\":2}"`},
+		{"\xff\xfe", "\"\uFFFD\""},
+		{`42`, `42`},
+	}
+	for _, c := range cases {
+		if got := string(jsonResult([]byte(c.in))); got != c.want {
+			t.Errorf("jsonResult(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestMemBudget(t *testing.T) {
+	b := newMemBudget(4) // 256 KiB shared by every memory of the instance
+	m1 := b.Allocate(pageSize, 100*pageSize)
+	m2 := b.Allocate(pageSize, 100*pageSize)
+	steps := []struct {
+		m     interface{ Reallocate(uint64) []byte }
+		size  uint64
+		ok    bool
+		label string
+	}{
+		{m1, pageSize, true, "m1 minimum"},
+		{m2, pageSize, true, "m2 minimum"},
+		{m1, 2 * pageSize, true, "m1 to 2 pages"},
+		{m2, 2 * pageSize, true, "m2 to 2 pages: budget full"},
+		{m1, 3 * pageSize, false, "m1 past the budget"},
+		{m2, 2 * pageSize, true, "m2 stays"},
+	}
+	for _, s := range steps {
+		buf := s.m.Reallocate(s.size)
+		if (buf != nil) != s.ok || s.ok && uint64(len(buf)) != s.size {
+			t.Fatalf("%s: got %d bytes (nil %v), want ok %v", s.label, len(buf), buf == nil, s.ok)
+		}
+	}
+	if !b.exceeded() {
+		t.Fatal("the refused growth was not remembered")
+	}
+	over := newMemBudget(1).Allocate(0, 0)
+	if buf := over.Reallocate(4 * pageSize); len(buf) != 4*pageSize {
+		t.Fatal("the first allocation (a module's declared minimum) must never fail")
+	}
+}
+
+func TestLimitWriter(t *testing.T) {
+	stopped := false
+	w := &limitWriter{limit: 10, stop: func() { stopped = true }}
+	if n, err := w.Write([]byte("12345")); n != 5 || err != nil {
+		t.Fatalf("got %d, %v", n, err)
+	}
+	if _, err := w.Write([]byte("678901")); err == nil || !stopped || !w.over {
+		t.Fatalf("past the limit: err %v, stopped %v, over %v", err, stopped, w.over)
+	}
+	if got := w.buf.String(); got != "1234567890" {
+		t.Fatalf("kept %q", got)
+	}
+	logs := &limitWriter{limit: 4}
+	if n, err := logs.Write([]byte("abcdef")); n != 6 || err != nil || logs.buf.String() != "abcd" || !logs.over {
+		t.Fatalf("logs: %d, %v, %q, over %v", n, err, logs.buf.String(), logs.over)
+	}
+}

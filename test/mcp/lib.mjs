@@ -1,0 +1,73 @@
+// Shared setup for the client tests: builds bin/packs, makes a temporary
+// PACKS_HOME holding the json-tools example pack, and starts `packs mcp`.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const packsBin = join(repo, "bin", "packs");
+export const nodeModules = join(repo, "test", "mcp", "node_modules");
+
+// The pack every test uses: a real example pack whose tools are an Extism
+// plugin built from Go.
+export const pack = "json-tools";
+
+let built = false;
+
+// build compiles bin/packs and the example pack's module (both are no-ops
+// when up to date).
+export function build() {
+  if (built) return;
+  execFileSync("go", ["build", "-o", packsBin, "./cmd/packs"], { cwd: repo, stdio: "inherit" });
+  execFileSync("make", ["-s", "-C", "wasm-examples", `${pack}/bin/${pack}.wasm`], { cwd: repo, stdio: "inherit" });
+  built = true;
+}
+
+// makeHome returns a fresh PACKS_HOME with the example pack installed (no
+// capabilities granted: json-tools asks for none), and a policy file.
+export function makeHome(t, policy) {
+  build();
+  const home = mkdtempSync(join(tmpdir(), "packs-mcp-"));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  execFileSync(packsBin, ["--home", home, "add", join(repo, "wasm-examples", pack), "--grant", "none", "--yes"], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const env = { ...process.env, PACKS_HOME: home };
+  delete env.PACKS_POLICY;
+  if (policy) {
+    const file = join(home, "policy.toml");
+    writeFileSync(file, policy);
+    env.PACKS_POLICY = file;
+  }
+  return { home, env };
+}
+
+// startHTTP runs `packs mcp --http 127.0.0.1:0` and resolves with its URL,
+// read from the line it prints on stderr.
+export function startHTTP(t, env, extraArgs = []) {
+  const child = spawn(packsBin, ["mcp", "--http", "127.0.0.1:0", ...extraArgs], { env, stdio: ["ignore", "ignore", "pipe"] });
+  t.after(() => child.kill("SIGTERM"));
+  return new Promise((resolveURL, reject) => {
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`packs mcp --http did not start: ${err}`)), 20000);
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = /at (http:\/\/\S+\/mcp)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolveURL(m[1]);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`packs mcp --http exited with ${code}: ${err}`));
+    });
+  });
+}
+
+// withTimeout rejects when p takes longer than ms.
+export function withTimeout(p, ms, what) {
+  return Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms))]);
+}
