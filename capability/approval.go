@@ -231,11 +231,11 @@ func (g *Gate) ask(ctx context.Context, a Approver, p Pending, class string) (Ap
 	case errors.Is(err, ErrDefer):
 		return Approval{}, false, nil
 	case err != nil:
-		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "approver " + a.Name() + " failed: " + err.Error()}
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Approver: a.Name(), Reason: "approver " + a.Name() + " failed: " + err.Error()}
 	case v == Deny:
-		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "denied by " + a.Name()}
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Approver: a.Name(), Reason: "denied by " + a.Name()}
 	case v != RunOnce && v != AllowChat:
-		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Reason: "approver " + a.Name() + " gave an unknown verdict"}
+		return Approval{}, true, &DeniedError{Layer: LayerGate, Cause: ErrRejected, Approver: a.Name(), Reason: "approver " + a.Name() + " gave an unknown verdict"}
 	}
 	if v == AllowChat && p.Chat != "" && g.memory != nil {
 		if err := g.memory.Remember(ctx, p.Chat, class, a.Name()); err != nil {

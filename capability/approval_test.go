@@ -95,6 +95,10 @@ func TestGateDecide(t *testing.T) {
 				if a.Covers(tt.pending.Invocation) {
 					t.Fatal("a denial covers the call")
 				}
+				var de *capability.DeniedError
+				if errors.As(err, &de) && errors.Is(err, capability.ErrRejected) && de.Approver == "" {
+					t.Errorf("a rejection does not name its approver: %v", err)
+				}
 				return
 			}
 			if err != nil {

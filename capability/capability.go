@@ -87,6 +87,7 @@ type DeniedError struct {
 	Layer      Layer
 	Reason     string
 	Cause      error
+	Approver   string // for a call denied by the gate: the approver who said no
 }
 
 func (e *DeniedError) Error() string {

@@ -437,7 +437,7 @@ func (p *Policy) layer(n Name, space []item, env Env) layerVerdict {
 	switch {
 	case len(kept) == 0:
 		return layerVerdict{ceiling: ceil, dropped: dropped, why: whyBeyond, cause: ErrPolicyCeiling}
-	case len(dropped) > 0:
+	case len(dropped) > 0 || !allWithin(n, space, ceil):
 		return layerVerdict{allowed: true, ceiling: ceil, resources: kept, dropped: dropped, why: whyCut}
 	}
 	return layerVerdict{allowed: true, ceiling: ceil, resources: kept, why: whyWithin}

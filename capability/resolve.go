@@ -197,6 +197,9 @@ func (v layerVerdict) text(n Name) string {
 	case whyWithin:
 		return "within the ceiling " + describeList(raws(v.ceiling))
 	case whyCut:
+		if len(v.dropped) == 0 {
+			return "narrowed to the ceiling " + describeList(raws(v.ceiling))
+		}
 		return "cut to the ceiling " + describeList(raws(v.ceiling)) + "; dropped " + strings.Join(v.dropped, ", ")
 	case whyRevoked:
 		return "the person revoked " + string(n)

@@ -47,7 +47,7 @@ var ErrMountCollision = errors.New("hostfns: granted path collides with a defaul
 // nothing: it decides each attempt with Grant.Path, records it and answers
 // EACCES, so an attempt on /etc/passwd is audited, not just absent. The
 // workspace is the first preopen, which Go guests take as their working
-// directory when PWD is unset (the runtime sets PWD=/workspace as well).
+// directory when PWD is unset.
 //
 // The FS reads c at each exercise, so c must stay the Call of the invocation
 // the instance serves. A granted mount whose directory does not exist is left

@@ -27,6 +27,7 @@ import (
 var (
 	probes      = map[string][]byte{}
 	probeErr    error
+	testDir     string // removed when the tests end
 	wasmCache   wazero.CompilationCache
 	compiledMu  sync.Mutex
 	compiledFor = map[string]*extism.CompiledPlugin{}
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	testDir = dir
 	probeErr = buildProbes(dir)
 	ctx := context.Background()
 	wasmCache, err = wazero.NewCompilationCacheWithDir(filepath.Join(dir, "cache"))
@@ -231,7 +233,7 @@ func runProbe(t testing.TB, c *Call, variant string, cmd any) (report, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := wazero.NewModuleConfig().WithFSConfig(fsc).WithEnv("PWD", GuestWorkspace)
+	mc := wazero.NewModuleConfig().WithFSConfig(fsc)
 	for k, v := range Environ(c, probeEnv) {
 		mc = mc.WithEnv(k, v)
 	}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -345,31 +346,54 @@ func insideDir(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// syncTree flushes every file and folder under dir to stable storage,
-// folders after their content.
+// syncTree flushes every file and folder under dir to stable storage.
 func syncTree(dir string) error {
-	var dirs []string
+	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			dirs = append(dirs, p)
-		case d.Type().IsRegular():
-			return syncPath(p)
+		if err == nil && (d.IsDir() || d.Type().IsRegular()) {
+			paths = append(paths, p)
 		}
-		return nil
+		return err
 	})
+	if err == nil {
+		err = syncAll(paths...)
+	}
 	if err != nil {
 		return fmt.Errorf("packs: sync %s: %w", dir, err)
 	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncPath(dirs[i]); err != nil {
-			return fmt.Errorf("packs: sync %s: %w", dir, err)
-		}
-	}
 	return nil
 }
+
+// syncAll fsyncs files and folders, in parallel: the file system batches
+// concurrent flushes into few journal commits, which makes a 50-file pack
+// several times faster to install than one fsync after another. All of
+// them complete before syncAll returns, and that is the only order that
+// matters: nothing refers to these paths until the caller's next step.
+func syncAll(paths ...string) error {
+	work := make(chan string)
+	errs := make([]error, min(syncWorkers, len(paths)))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				if err := syncPath(p); err != nil && errs[w] == nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	for _, p := range paths {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// syncWorkers bounds the fsyncs syncAll runs at once.
+const syncWorkers = 16
 
 // syncPath fsyncs one file or folder.
 func syncPath(p string) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -416,9 +417,13 @@ func suggestName(folder string) string {
 	return s
 }
 
-// decodeYAML parses frontmatter into a node tree. The YAML library is third
-// party and reads untrusted input, so a panic inside it becomes an error.
+// decodeYAML parses frontmatter into a node tree: the common shape through
+// fastYAML, anything else through yaml.v3. The YAML library is third party
+// and reads untrusted input, so a panic inside it becomes an error.
 func decodeYAML(b []byte) (doc yaml.Node, err error) {
+	if doc, ok := fastYAML(b); ok {
+		return doc, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("yaml: the parser failed on this input: %v", r)
@@ -561,4 +566,147 @@ func kindName(n *yaml.Node) string {
 		return "document"
 	}
 	return "value"
+}
+
+// fastYAML parses the shape nearly every frontmatter has (top-level
+// "key: value" lines with one-line text values, plain or simply quoted, and
+// one level of indented "key: value" lines under a key with no value) into
+// the node tree yaml.v3 would build. Anything else (escapes, block scalars,
+// lists, comments, values YAML would read as numbers, booleans or nulls)
+// makes it report false, and yaml.v3 parses the input instead. Discovery reads a
+// thousand frontmatters at a time and yaml.v3 is most of that cost.
+// FuzzFastYAML checks that both parsers agree on everything fastYAML accepts.
+func fastYAML(b []byte) (yaml.Node, bool) {
+	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
+	var nested *yaml.Node // the mapping under a key with no value
+	indent := 0           // the indentation of nested's keys
+	for line := 1; len(b) > 0; line++ {
+		raw := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			raw, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		raw = bytes.TrimSuffix(raw, []byte("\r"))
+		if len(raw) == 0 {
+			continue
+		}
+		n := len(raw) - len(bytes.TrimLeft(raw, " "))
+		key, val, ok := plainPair(raw[n:])
+		if !ok {
+			return yaml.Node{}, false
+		}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: line, Column: n + 1}
+		switch {
+		case n == 0:
+			if nested != nil && len(nested.Content) == 0 {
+				return yaml.Node{}, false // a key with no value is null
+			}
+			if len(root.Content) == 0 {
+				root.Line = line // yaml.v3 places a mapping at its first key
+			}
+			nested = nil
+			if val == "" {
+				nested = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+				root.Content = append(root.Content, k, nested)
+				continue
+			}
+		case nested != nil && val != "" && (len(nested.Content) == 0 || n == indent):
+			if len(nested.Content) == 0 {
+				indent, nested.Line, nested.Column = n, line, n+1
+			}
+			nested.Content = append(nested.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: line, Column: n + len(key) + 3})
+			continue
+		default:
+			return yaml.Node{}, false
+		}
+		col := len(raw) - len(bytes.TrimLeft(raw[len(key)+1:], " ")) + 1
+		root.Content = append(root.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: line, Column: col})
+	}
+	if len(root.Content) == 0 || nested != nil && len(nested.Content) == 0 {
+		return yaml.Node{}, false
+	}
+	return yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: 1, Content: []*yaml.Node{root}}, true
+}
+
+// maxFastKey keeps fastYAML's keys well under YAML's 1024-character limit
+// on implicit keys.
+const maxFastKey = 128
+
+// plainPair splits "key: value" where both are text that YAML reads as a
+// plain string, exactly as written. value is "" for "key:".
+func plainPair(b []byte) (key, value string, ok bool) {
+	i := bytes.IndexByte(b, ':')
+	if i <= 0 || i > maxFastKey || !plainText(string(b[:i]), false) {
+		return "", "", false
+	}
+	rest := b[i+1:]
+	if len(rest) == 0 {
+		return string(b[:i]), "", true
+	}
+	if rest[0] != ' ' {
+		return "", "", false
+	}
+	v := string(bytes.Trim(rest, " "))
+	if q, ok := quotedText(v); ok {
+		return string(b[:i]), q, true
+	}
+	if v == "" || !plainText(v, true) {
+		return "", "", false
+	}
+	return string(b[:i]), v, true
+}
+
+// quotedText unquotes a one-line, non-empty quoted scalar without escapes:
+// "text" with no '"' or '\' inside, or 'text' with quotes doubled.
+func quotedText(v string) (string, bool) {
+	if len(v) < 3 || v[0] != v[len(v)-1] || v[0] != '"' && v[0] != '\'' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if v[0] == '"' && strings.ContainsAny(inner, "\"\\") {
+		return "", false
+	}
+	if v[0] == '\'' {
+		if strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			return "", false
+		}
+		inner = strings.ReplaceAll(inner, "''", "'")
+	}
+	for _, r := range inner {
+		if !printable(r) {
+			return "", false
+		}
+	}
+	return inner, true
+}
+
+// plainText reports whether s is read by YAML as the string s itself in
+// block context: it starts with a letter, holds no ": ", " #", tab or
+// control character, and is not a word YAML resolves to a boolean or null.
+// Keys (value false) hold only letters, digits, "_" and "-".
+func plainText(s string, value bool) bool {
+	first, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsLetter(first) || strings.HasSuffix(s, ":") ||
+		strings.Contains(s, ": ") || strings.Contains(s, " #") {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
+		return false
+	}
+	for _, r := range s {
+		if !printable(r) || !value && !(r < utf8.RuneSelf && (r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r))) {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether r may appear in a one-line YAML scalar: no
+// control characters, line breaks (NEL, LS, PS), byte-order marks or
+// replacement characters.
+func printable(r rune) bool {
+	return r >= ' ' && r != 0x7F && !(r >= 0x80 && r < 0xA0) && r != utf8.RuneError &&
+		r != 0xFEFF && r != 0x2028 && r != 0x2029 && r != 0xFFFE && r != 0xFFFF
 }

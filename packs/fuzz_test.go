@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // addSeedFiles adds every file of that name under testdata as a seed.
@@ -174,4 +178,45 @@ func FuzzSafeJoin(f *testing.F) {
 			t.Fatalf("SafeJoin(%q) = %q, which resolves to %q", rel, got, resolved)
 		}
 	})
+}
+
+// FuzzFastYAML is a differential test: whatever fastYAML accepts, yaml.v3
+// must parse to the same tree (kinds, tags, values and lines).
+func FuzzFastYAML(f *testing.F) {
+	for _, s := range []string{
+		"name: pack\ndescription: Does things, well.\n",
+		"name: pack\r\ndescription: d\r\nmetadata:\r\n  author: me\r\n  tier: Gold\r\n",
+		"name: pack\n\nmetadata:\n    a: b\n    c: d\nlicense: MIT\n",
+		"name: True\n", "description: a: b\n", "key: value # comment\n", "k: Ünïcödé text\n",
+		"a:\n  b: c\n d: e\n", "a:\nb: c\n", "name: x\tz\n", "é: x\n", "name:  spaced  \n",
+		"v: \"1.0\"\nw: 'it''s: #1'\nx: \"a\\\"b\"\ny: ''\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		fast, ok := fastYAML(doc)
+		if !ok {
+			return
+		}
+		var slow yaml.Node
+		if err := yaml.Unmarshal(doc, &slow); err != nil {
+			t.Fatalf("fastYAML accepted what yaml.v3 refuses (%v): %q", err, doc)
+		}
+		if diff := diffNodes(&fast, &slow, "/"); diff != "" {
+			t.Fatalf("fastYAML and yaml.v3 disagree at %s on %q", diff, doc)
+		}
+	})
+}
+
+func diffNodes(a, b *yaml.Node, at string) string {
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || a.Line != b.Line || len(a.Content) != len(b.Content) {
+		return fmt.Sprintf("%s: %v %q %q line %d (%d children) vs %v %q %q line %d (%d children)",
+			at, a.Kind, a.Tag, a.Value, a.Line, len(a.Content), b.Kind, b.Tag, b.Value, b.Line, len(b.Content))
+	}
+	for i := range a.Content {
+		if d := diffNodes(a.Content[i], b.Content[i], at+strconv.Itoa(i)+"/"); d != "" {
+			return d
+		}
+	}
+	return ""
 }

@@ -314,6 +314,10 @@ func (h *Home) recover() error {
 	if !j.Remove {
 		committed = ok && e.Integrity == j.Integrity && e.Installed.Equal(j.Installed)
 	}
+	// Rolling forward only deletes the old version, which is idempotent:
+	// if a crash loses the deletion, the next recovery repeats it, so no
+	// flush is needed. Rolling back must make its renames durable before
+	// the journal goes, or a crash could lose both.
 	switch {
 	case committed:
 		err = os.RemoveAll(aside)
@@ -324,11 +328,11 @@ func (h *Home) recover() error {
 	case !j.HadOld:
 		err = os.RemoveAll(cur)
 	}
+	if err == nil && !committed {
+		err = syncDirs(h.PacksDir(), h.tmp())
+	}
 	if err != nil {
 		return fmt.Errorf("packs: recover interrupted change to %s: %w: check %s", j.Name, err, h.PacksDir())
-	}
-	if err := syncDirs(h.PacksDir(), h.tmp()); err != nil {
-		return err
 	}
 	if err := os.Remove(jpath); err != nil {
 		return fmt.Errorf("packs: remove journal: %w", err)
@@ -336,7 +340,7 @@ func (h *Home) recover() error {
 	if !committed {
 		h.log.Warn("packs: rolled back an interrupted change", "pack", j.Name, "remove", j.Remove)
 	}
-	return syncPath(h.tmp())
+	return nil
 }
 
 // cleanTmp deletes what interrupted processes left in tmp/: staging folders
@@ -404,10 +408,8 @@ func tryLockDir(p string) (func(), bool) {
 
 // syncDirs fsyncs folders so renames in them are durable.
 func syncDirs(dirs ...string) error {
-	for _, d := range dirs {
-		if err := syncPath(d); err != nil {
-			return fmt.Errorf("packs: sync %s: %w", d, err)
-		}
+	if err := syncAll(dirs...); err != nil {
+		return fmt.Errorf("packs: sync: %w", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"os"
 	goruntime "runtime"
 	"slices"
 	"testing"
@@ -25,10 +26,20 @@ func benchGuests(b *testing.B) []struct{ name, src, fn string } {
 	} else {
 		b.Logf("go-plugin skipped: %v", goPluginErr)
 	}
+	// The examples' Rust plugin (wasm32-unknown-unknown, about 80 KB); its
+	// slugify of a short text is as trivial a tool as echo.
+	if _, err := os.Stat(rustPlugin); err == nil {
+		guests = append(guests, struct{ name, src, fn string }{"rust-plugin", rustPlugin, "slugify"})
+	} else {
+		b.Logf("rust-plugin skipped: %v (run make examples)", err)
+	}
 	return guests
 }
 
 const benchInput = `{"text":"hello, world"}`
+
+// rustPlugin is built by make examples.
+const rustPlugin = "../wasm-examples/text-kit/bin/text-kit.wasm"
 
 // BenchmarkWarmCall is a call that finds a pre-initialized instance in the
 // pool: a fresh instance per call, nothing shared with the previous one.
@@ -190,7 +201,7 @@ func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
 	s := &spec{mod: m, pack: inv.Pack.Name, packRoot: inv.Pack.Dir, workspace: inv.Workspace, grant: inv.Grant, pages: lim.MemoryPages, log: h.rt.log}
 	if inv.Tool.Run.ABI == packs.ABIWASI {
 		s.rt, s.tool = h.rt.wasi, inv.Tool.Name
-	} else if s.plugin, err = h.rt.plugin(context.Background(), m, m.groups); err != nil {
+	} else if s.plugin, err = h.rt.plugin(context.Background(), m); err != nil {
 		b.Fatal(err)
 	}
 	return s

@@ -86,6 +86,9 @@ func newInstance(ctx context.Context, s *spec) (*instance, error) {
 		WithSysWalltime().WithSysNanotime().
 		WithRandSource(rand.Reader)
 	env := hostfns.Environ(in.call, s.environ)
+	// The workspace is the working directory. WASI has none; Go's wasip1
+	// runtime takes it from PWD (else from the first preopen).
+	env["PWD"] = hostfns.GuestWorkspace
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		cfg = cfg.WithEnv(k, env[k])
 	}
@@ -181,7 +184,7 @@ type limitWriter struct {
 	over  bool
 }
 
-var errOutputFull = errors.New("output limit reached")
+var errOutputFull = errors.New("runtime: output limit reached")
 
 // Write implements io.Writer.
 func (w *limitWriter) Write(p []byte) (int, error) {

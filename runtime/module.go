@@ -199,10 +199,10 @@ func checkExport(m *module, t *packs.Tool) error {
 	if m.info.exportsFunc(want) {
 		return nil
 	}
-	exports := slices.DeleteFunc(slices.Clone(m.info.exports), func(s string) bool { return s == initExport || strings.HasPrefix(s, "_") })
 	if t.Run.ABI == packs.ABIWASI {
 		return errors.New("a WASI command exports _start, and this module does not (is it a reactor or an Extism plugin?)")
 	}
+	exports := slices.DeleteFunc(slices.Clone(m.info.exports), func(s string) bool { return strings.HasPrefix(s, "_") })
 	return fmt.Errorf("tool %s calls the export %q, but the module exports only %q: fix run.function in tools.json", t.Name, want, exports)
 }
 
@@ -214,38 +214,33 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 	return nil
 }
 
-// pluginKey names one compiled Extism plugin: a module and the host-function
-// groups its runtime holds.
-type pluginKey struct {
-	module moduleKey
-	groups string
-}
-
 type pluginEntry struct {
 	mu     sync.Mutex
 	plugin *extism.CompiledPlugin
 }
 
-// plugin returns the compiled plugin for m with the host functions of
-// groups, compiling it (from the cache) on first use.
-func (r *Runtime) plugin(ctx context.Context, m *module, groups []capability.Name) (*extism.CompiledPlugin, error) {
-	key := pluginKey{module: m.key, groups: groupKey(groups)}
+// plugin returns m's compiled Extism plugin, compiling it (from the cache)
+// on first use. It holds the host functions of exactly the groups m imports
+// (m.groups): a call reaches it only after hostfns.Require has checked that
+// its grant holds every one of them, so one compiled plugin per module
+// serves every grant.
+func (r *Runtime) plugin(ctx context.Context, m *module) (*extism.CompiledPlugin, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	e, ok := r.plugins[key]
+	e, ok := r.plugins[m.key]
 	if !ok {
 		e = &pluginEntry{}
-		r.plugins[key] = e
+		r.plugins[m.key] = e
 	}
 	r.mu.Unlock()
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.plugin == nil {
-		cp, err := r.newCompiledPlugin(ctx, m, groups)
+		cp, err := r.newCompiledPlugin(ctx, m)
 		if err != nil {
 			return nil, err
 		}
@@ -257,26 +252,16 @@ func (r *Runtime) plugin(ctx context.Context, m *module, groups []capability.Nam
 // newCompiledPlugin compiles m with go-sdk. go-sdk gives each compiled
 // plugin its own wazero runtime; ours all share the compilation cache, so
 // compiled code is shared too.
-func (r *Runtime) newCompiledPlugin(ctx context.Context, m *module, groups []capability.Name) (*extism.CompiledPlugin, error) {
+func (r *Runtime) newCompiledPlugin(ctx context.Context, m *module) (*extism.CompiledPlugin, error) {
 	// No Hash for go-sdk to check: the bytes were hashed as read (m.key),
 	// and prepared in memory since.
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: m.wasm, Name: "main"}}}
 	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: r.rtConfig,
 		EnableWasi:    true,
-	}, hostfns.ExtismFunctions(groups))
+	}, hostfns.ExtismFunctions(m.groups))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: compile: %w", ErrModule, m.name, err)
 	}
 	return cp, nil
-}
-
-// groupKey is a canonical string for a set of capability names.
-func groupKey(groups []capability.Name) string {
-	s := make([]string, len(groups))
-	for i, g := range groups {
-		s[i] = string(g)
-	}
-	slices.Sort(s)
-	return strings.Join(slices.Compact(s), ",")
 }

@@ -14,11 +14,11 @@ import (
 // poolKey is everything an instance is built from. Two calls with the same
 // key can be served by instances built the same way; anything that varies
 // per call (tool for Extism, invocation, grant decisions, limits other than
-// memory) is set when an instance is taken.
+// memory) is set when an instance is taken. The host functions are not in
+// the key: they follow from the module (see Runtime.plugin).
 type poolKey struct {
 	module    moduleKey
 	tool      string // WASI: argv[0]
-	groups    string // host-function groups (Extism)
 	pages     uint32 // memory budget
 	packRoot  string
 	workspace string

@@ -47,7 +47,7 @@ const DefaultPoolSize = 2
 
 // maxPools bounds the number of pool keys (module × grant × workspace) with
 // ready instances; the least recently used pool is closed to make room.
-const maxPools = 32
+const maxPools = 16
 
 // Config configures a Runtime. The zero Config is valid: no disk cache, a
 // logger that discards, DefaultPoolSize.
@@ -80,7 +80,7 @@ type Runtime struct {
 	closed  bool
 	files   map[string]fileStamp       // module path → what it held when last hashed
 	modules map[moduleKey]*moduleEntry // prepared, inspected, compiled modules
-	plugins map[pluginKey]*pluginEntry // compiled Extism plugins
+	plugins map[moduleKey]*pluginEntry // compiled Extism plugins
 	pools   map[poolKey]*pool
 	tick    uint64 // pool use counter, for LRU eviction
 }
@@ -117,7 +117,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		poolSize: poolSize,
 		files:    map[string]fileStamp{},
 		modules:  map[moduleKey]*moduleEntry{},
-		plugins:  map[pluginKey]*pluginEntry{},
+		plugins:  map[moduleKey]*pluginEntry{},
 		pools:    map[poolKey]*pool{},
 	}
 	r.wasi = wazero.NewRuntimeWithConfig(ctx, rc)
@@ -157,7 +157,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 			errs = append(errs, e.plugin.Close(ctx))
 		}
 	}
-	r.plugins = map[pluginKey]*pluginEntry{}
+	r.plugins = map[moduleKey]*pluginEntry{}
 	r.modules = map[moduleKey]*moduleEntry{}
 	r.mu.Unlock()
 	errs = append(errs, r.wasi.Close(ctx), r.cache.Close(ctx))
@@ -185,15 +185,11 @@ func (r *Runtime) Precompile(ctx context.Context, p *packs.Pack) error {
 			continue
 		}
 		if t.Run.ABI == packs.ABIExtism {
-			// Compile through go-sdk, exactly as Invoke will (the plugin's
-			// kernel module is compiled and cached too), then let it go: the
-			// code stays on disk.
-			cp, err := r.newCompiledPlugin(ctx, m, nil)
-			if err != nil {
+			// Compile through go-sdk, exactly as Invoke will: the plugin's
+			// kernel module is compiled and cached too.
+			if _, err := r.plugin(ctx, m); err != nil {
 				errs = append(errs, err)
-				continue
 			}
-			cp.Close(ctx)
 		}
 	}
 	return errors.Join(errs...)

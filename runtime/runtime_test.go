@@ -32,7 +32,7 @@ func TestInvokeRefusesWithoutApproval(t *testing.T) {
 	other := h.invocation(p, "files", `{}`, g) // approved, but for another id
 
 	for name, mutate := range map[string]func(*Invocation){
-		"no approval":             func(inv *Invocation) { inv.Approval = capability.Approval{} },
+		"no approval":              func(inv *Invocation) { inv.Approval = capability.Approval{} },
 		"approval of another call": func(inv *Invocation) { inv.Approval = other.Approval },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -136,6 +136,9 @@ func TestLimits(t *testing.T) {
 			took := time.Since(begin)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("got %v, want %v", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("the error is not one line: %q", err)
 			}
 			if took > c.within {
 				t.Fatalf("the call took %s, want under %s", took, c.within)
@@ -318,11 +321,15 @@ func TestGoPluginReadsPackAndNotHost(t *testing.T) {
 	wasm := needGoPlugin(t)
 	h := newHarness(t, Config{})
 	p := modulePack(t, "reader", "", wasm, map[string]string{"read": "readfile"})
+	if err := os.WriteFile(filepath.Join(h.ws, "note.txt"), []byte("name: reader, from the workspace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		path    string
 		content bool
 	}{
 		{"/pack/SKILL.md", true},
+		{"note.txt", true}, // relative to the working directory, /workspace
 		{"/etc/passwd", false},
 		{"/pack/../../../etc/passwd", false},
 	}
@@ -613,4 +620,85 @@ func TestPoolDisabled(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestFirstCallHitsTheDiskCache proves that a new Runtime (a new process,
+// as far as compiled code goes) whose cache was filled by Precompile
+// compiles nothing: wazero writes a cache file for every compile, and none
+// appears.
+func TestFirstCallHitsTheDiskCache(t *testing.T) {
+	cache := t.TempDir()
+	tools := `[
+	  {"name": "w", "description": "WASI.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/w.wasm", "abi": "wasi"}},
+	  {"name": "e", "description": "Extism.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/e.wasm", "function": "echo"}}]`
+	p := testPack{name: "cached", tools: tools, files: map[string]string{"bin/w.wasm": wasiEcho, "bin/e.wasm": pluginWasm}}.load(t)
+	first := newHarness(t, Config{CacheDir: cache})
+	if err := first.rt.Precompile(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	first.rt.Close(context.Background())
+	files := func() []string {
+		var out []string
+		filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out = append(out, path)
+			}
+			return nil
+		})
+		return out
+	}
+	before := files()
+	if len(before) == 0 {
+		t.Fatal("Precompile wrote nothing to the cache")
+	}
+	second := newHarness(t, Config{CacheDir: cache})
+	for _, tool := range []string{"w", "e"} {
+		if _, err := second.invoke(p, tool, `{"x":1}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := files(); len(after) != len(before) {
+		t.Fatalf("the first calls compiled: %d cache files before, %d after", len(before), len(after))
+	}
+}
+
+// TestPoolRefills checks that the pool is filled in the background, that
+// a call takes an instance built before it began (its build-time exercise,
+// the exposure of a granted variable, is older than the call and recorded
+// under the call's id), and that the pool is topped up after the call.
+func TestPoolRefills(t *testing.T) {
+	t.Setenv("PACKS_POOL_TEST", "1")
+	h := newHarness(t, Config{PoolSize: 2})
+	p := modulePack(t, "refill", "[capabilities]\nenv_read = [\"PACKS_POOL_TEST\"]\n", pluginWasm, map[string]string{"echo": "echo"})
+	g := h.grant(p, nil)
+	if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", `{}`, g)); err != nil {
+		t.Fatal(err)
+	}
+	h.rt.mu.Lock()
+	var pl *pool
+	for _, v := range h.rt.pools {
+		pl = v
+	}
+	h.rt.mu.Unlock()
+	full := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(pl.ready) < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the pool holds %d instances, want 2", len(pl.ready))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	full()
+	inv := h.invocation(p, "echo", `{}`, g)
+	begin := time.Now()
+	if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+		t.Fatal(err)
+	}
+	recs := h.rec.find(inv.ID, capability.EnvRead)
+	if len(recs) != 1 || recs[0].Tool != "echo" || !recs[0].Time.Before(begin) {
+		t.Fatalf("want one exposure recorded before the call began (%s), under its id: %+v", begin, recs)
+	}
+	full()
 }

@@ -192,7 +192,9 @@ func FuzzWasmReader(f *testing.F) {
 }
 
 func TestExpandArgv(t *testing.T) {
-	tool := func(argv ...string) *packs.Tool { return &packs.Tool{Name: "t", Run: packs.Run{ABI: packs.ABIExec, Exec: argv}} }
+	tool := func(argv ...string) *packs.Tool {
+		return &packs.Tool{Name: "t", Run: packs.Run{ABI: packs.ABIExec, Exec: argv}}
+	}
 	cases := []struct {
 		name  string
 		argv  []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero/sys"
@@ -43,13 +44,8 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim
 	}
 	if inv.Tool.Run.ABI == packs.ABIWASI {
 		s.rt, s.tool, key.tool = r.wasi, inv.Tool.Name, inv.Tool.Name
-	} else {
-		// The plugin holds exactly the groups the module imports; Require
-		// has just checked that the grant holds every one.
-		if s.plugin, err = r.plugin(ctx, m, m.groups); err != nil {
-			return Result{}, err
-		}
-		key.groups = groupKey(m.groups)
+	} else if s.plugin, err = r.plugin(ctx, m); err != nil {
+		return Result{}, err
 	}
 	begin := time.Now()
 	in, pl, err := r.take(ctx, key, s)
@@ -161,14 +157,26 @@ func (in *instance) limitError(parent, callCtx context.Context, failed bool, lim
 }
 
 // guestError is an error that stopped the guest without a limit: a denial
-// from a host function (kept, so it still matches capability.ErrDenied) or
-// a trap.
+// from a host function (it still matches capability.ErrDenied) or a trap
+// (ErrTrap). Its message is one line; wazero's stack trace stays in the
+// wrapped error.
 func guestError(inv Invocation, err error) error {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	name := inv.Pack.Name + "__" + inv.Tool.Name
 	if errors.Is(err, capability.ErrDenied) {
-		return fmt.Errorf("runtime: tool %s__%s was stopped: %w", inv.Pack.Name, inv.Tool.Name, err)
+		return &stopError{msg: "runtime: tool " + name + " was stopped: " + first, errs: []error{err}}
 	}
-	return fmt.Errorf("%w: tool %s__%s: %w", ErrTrap, inv.Pack.Name, inv.Tool.Name, err)
+	return &stopError{msg: "runtime: guest trapped: tool " + name + ": " + first, errs: []error{ErrTrap, err}}
 }
+
+// stopError is a one-line error wrapping several.
+type stopError struct {
+	msg  string
+	errs []error
+}
+
+func (e *stopError) Error() string   { return e.msg }
+func (e *stopError) Unwrap() []error { return e.errs }
 
 // lastLine returns the last non-empty line of b, for an error message.
 func lastLine(b []byte) string {

@@ -41,7 +41,7 @@ approves the install, never a capability.`,
 				return err
 			}
 			defer a.Close()
-			a.Installed = append(a.Installed, precompileHook(a))
+			a.Installed = append(a.Installed, precompileHook(a), grantsHook(a))
 			st, err := a.Home.Stage(ctx, args[0], packs.StageOptions{})
 			var le *packs.LoadError
 			if errors.As(err, &le) {

@@ -19,6 +19,7 @@ atomically: an interrupted remove leaves the pack either installed or gone.`,
 				return err
 			}
 			defer a.Close()
+			a.Removed = append(a.Removed, forgetGrantsHook(a))
 			e, err := a.Remove(cmd.Context(), args[0])
 			if err != nil {
 				return err

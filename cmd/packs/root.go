@@ -37,6 +37,9 @@ func (c *cli) commands() []*cobra.Command {
 		c.runCommand(),
 		c.mcpCommand(),
 		c.chatCommand(),
+		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),
+		c.policyCommand(),
+		c.auditCommand(),
 	}
 }
 

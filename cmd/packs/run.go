@@ -17,6 +17,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -134,7 +135,10 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	log := audit.Open(a.DB, audit.Options{Logger: a.Logger})
+	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	if err != nil {
+		return nil, err
+	}
 	defer log.Close()
 	id, err := invocationID()
 	if err != nil {
@@ -169,6 +173,8 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 	approvers := []capability.Approver{pol.Approver()}
 	if req.yes {
 		approvers = append(approvers, cliApprover{})
+	} else if c.interactive {
+		approvers = append(approvers, approve.NewTerminal(c.stdin, c.stderr))
 	}
 	approval, err := capability.NewGate(approvers...).Decide(ctx, capability.Pending{
 		Invocation: id, Pack: p.Name, Tool: t.Name, Arguments: req.input, Capabilities: grant.Names(),

@@ -30,6 +30,7 @@ type App struct {
 	DB         *store.DB
 	Logger     *slog.Logger
 	PolicyPath string
+	Policy     *capability.Policy // the enterprise policy; nil when none is configured
 
 	// Installed runs after a pack is installed and its packs.db row is
 	// written, with the new lock entry (including the granted
@@ -56,6 +57,10 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Home = h
+	// A malformed policy stops every command; it is never ignored.
+	if a.Policy, err = capability.FindPolicy(opt.Policy, nil); err != nil {
+		return nil, err
+	}
 	if a.DB, err = store.Open(ctx, h.DBPath()); err != nil {
 		a.Close()
 		return nil, err

@@ -308,6 +308,7 @@ type Artifact struct {
 // stored.
 type Invocation struct {
 	ID, Chat, Pack, Tool string
+	Client               string // the MCP client that made the call; empty for packs chat and packs run
 	Arguments            json.RawMessage
 	Output               []byte
 	Approver             string
@@ -325,17 +326,24 @@ func (inv *Invocation) Approved(a capability.Approval) {
 	inv.Approver, inv.Verdict, inv.Remembered = a.Approver(), a.Verdict(), a.Remembered()
 }
 
-// Denied fills the decision fields from a denial.
+// Denied fills the decision fields from a denial; a denial by the gate
+// names the approver who said no.
 func (inv *Invocation) Denied(err error) {
 	inv.Verdict, inv.Status = capability.Deny, StatusDenied
-	if err != nil {
-		inv.Reason = err.Error()
+	if err == nil {
+		return
+	}
+	inv.Reason = err.Error()
+	var de *capability.DeniedError
+	if errors.As(err, &de) && de.Approver != "" {
+		inv.Approver = de.Approver
 	}
 }
 
 // invocationBody is the stored form of an invocation.
 type invocationBody struct {
 	Chat         string          `json:"chat,omitempty"`
+	Client       string          `json:"client,omitempty"`
 	Arguments    json.RawMessage `json:"arguments"`
 	InputSHA256  string          `json:"input_sha256"`
 	OutputSHA256 string          `json:"output_sha256,omitempty"`
@@ -364,7 +372,7 @@ func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, erro
 		inv.Status = StatusOK
 	}
 	b := invocationBody{
-		Chat: inv.Chat, Arguments: l.redact.JSON(inv.Arguments), InputSHA256: digest(inv.Arguments),
+		Chat: inv.Chat, Client: l.redact.Text(inv.Client), Arguments: l.redact.JSON(inv.Arguments), InputSHA256: digest(inv.Arguments),
 		Approver: inv.Approver, Decision: inv.Verdict.String(), Remembered: inv.Remembered,
 		Reason: l.redact.Text(inv.Reason), Started: stamp(inv.Started), Finished: stamp(inv.Finished),
 		DurationMS: float64(inv.Finished.Sub(inv.Started).Microseconds()) / 1000,

@@ -361,3 +361,47 @@ func TestBaseToolsCannotGrant(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrepare feeds the base tools arbitrary names and arguments, as a
+// model may: every refusal is a classified error, never a panic, and a
+// read_file that passes names a file inside the pack.
+func FuzzPrepare(f *testing.F) {
+	h := newHarness(f, install{notesPack: nil})
+	s := h.open(Options{Attach: []string{"notes"}})
+	for _, seed := range []struct{ name, args string }{
+		{ToolOpenDocs, `{"pack_id":"notes","docs":["references/REFERENCE.md"]}`},
+		{ToolReadFile, `{"pack_id":"notes","path":"assets/pixel.png","offset":3,"length":9}`},
+		{ToolReadFile, `{"pack_id":"notes","path":"../notes/SKILL.md"}`},
+		{ToolEnableTools, `{"pack_id":"notes"}`},
+		{ToolExec, `{"pack_id":"notes","command":"sh","args":["-c","id"],"cwd_policy":"pack_root"}`},
+		{"notes__echo", `{"text":"x"}`},
+		{ToolReadFile, `{"pack_id":"notes","path":"a","offset":-1}`},
+		{ToolOpenDocs, `[]`},
+	} {
+		f.Add(seed.name, []byte(seed.args))
+	}
+	f.Fuzz(func(t *testing.T, name string, args []byte) {
+		if !json.Valid(args) {
+			return // Call refuses invalid JSON before prepare
+		}
+		p, err := s.prepare(context.Background(), "inv_fuzz", name, args)
+		if err != nil {
+			if k := errorKind(err); k == ErrKindInternal {
+				t.Fatalf("%s %s: unclassified error %v", name, args, err)
+			}
+			return
+		}
+		if p.pending.Invocation != "inv_fuzz" || p.pending.Chat != s.ID() || p.pending.Pack != "notes" {
+			t.Fatalf("pending %+v", p.pending)
+		}
+		if name == ToolReadFile {
+			var a struct {
+				Path string `json:"path"`
+			}
+			json.Unmarshal(args, &a)
+			if filepath.IsAbs(a.Path) || slices.Contains(strings.FieldsFunc(a.Path, func(r rune) bool { return r == '/' || r == '\\' }), "..") || strings.ContainsRune(a.Path, 0) {
+				t.Fatalf("read_file accepted %q", a.Path)
+			}
+		}
+	})
+}

@@ -83,7 +83,10 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 		args = json.RawMessage("{}")
 	}
 	res := ToolResult{Invocation: newID("inv"), Name: name, Arguments: args}
-	rec := audit.Invocation{ID: res.Invocation, Chat: s.id, Tool: name, Arguments: args, Started: start}
+	s.mu.Lock()
+	client := s.client
+	s.mu.Unlock()
+	rec := audit.Invocation{ID: res.Invocation, Chat: s.id, Client: client, Tool: name, Arguments: args, Started: start}
 	var p *prepared
 	err := fmt.Errorf("%w: %s: the arguments are not valid JSON", ErrBadArguments, name)
 	if !json.Valid(args) {

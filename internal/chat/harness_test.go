@@ -37,8 +37,14 @@ type install map[string][]capability.Name
 
 func newHarness(t testing.TB, in install) *harness {
 	t.Helper()
+	return newHarnessIn(t, t.TempDir(), in)
+}
+
+// newHarnessIn is newHarness with the state directory at dir.
+func newHarnessIn(t testing.TB, dir string, in install) *harness {
+	t.Helper()
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, t.TempDir(), packs.HomeOptions{})
+	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

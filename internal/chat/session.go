@@ -68,6 +68,7 @@ type Session struct {
 	order    []string // attachment order, for a stable prompt
 	messages []llm.Message
 	noTools  bool
+	client   string // see SetClient
 	notices  []string
 	limits   llm.Limits // of the provider last used, for enable_tools
 	provider string
@@ -134,6 +135,15 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// SetClient records who drives the chat when it is not packs chat: the MCP
+// client, e.g. "mcp:claude-ai", known only once the client has introduced
+// itself. Every later call's audit record carries it.
+func (s *Session) SetClient(name string) {
+	s.mu.Lock()
+	s.client = name
+	s.mu.Unlock()
 }
 
 // ID is the chat's identifier, for resuming it.
@@ -277,10 +287,15 @@ func (s *Session) Pack(name string) (*packs.Pack, bool) {
 }
 
 // Messages returns a copy of the conversation.
-func (s *Session) Messages() []llm.Message {
+func (s *Session) Messages() []llm.Message { return slices.Clone(s.history()) }
+
+// history returns the conversation without copying it. Messages are only
+// ever appended, never changed, so the slice (its capacity capped) stays
+// valid while the session goes on.
+func (s *Session) history() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.messages)
+	return s.messages[:len(s.messages):len(s.messages)]
 }
 
 // Tools lists the tools offered to the model: the base tools while any pack

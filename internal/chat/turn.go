@@ -120,7 +120,7 @@ func (s *Session) Send(ctx context.Context, provider llm.Provider, text string, 
 		if explicit != "" && st.noTools && !injected {
 			st.injected, injected = s.entryDoc(explicit), true
 		}
-		req := llm.Request{System: systemPrompt(st), Messages: s.Messages()}
+		req := llm.Request{System: systemPrompt(st), Messages: s.history()}
 		if !st.noTools {
 			req.Tools = s.Tools()
 			if err := checkBudget(provider.Name(), provider.Limits(), req.Tools); err != nil {
@@ -233,9 +233,7 @@ func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error
 // repair answers tool calls that a crash or a stopped turn left without a
 // result: providers refuse a conversation with a dangling call.
 func (s *Session) repair(ctx context.Context) error {
-	s.mu.Lock()
-	msgs := s.messages
-	s.mu.Unlock()
+	msgs := s.history()
 	last := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == llm.RoleAssistant {

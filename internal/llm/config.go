@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -213,9 +214,14 @@ func providerKeyEnv(provider string) string {
 	return "OPENAI_API_KEY"
 }
 
-// overlay returns base with every non-zero field of top laid over it.
+// overlay returns base with every non-zero field of top laid over it. A
+// layer that switches the provider drops the lower layers' base URL and
+// model, which were meant for the other provider.
 func overlay(base, top Config) Config {
 	if top.Provider != "" {
+		if was := cmp.Or(base.Provider, ProviderOpenAI); top.Provider != was {
+			base.BaseURL, base.Model = "", ""
+		}
 		base.Provider = top.Provider
 	}
 	if top.BaseURL != "" {

@@ -173,7 +173,7 @@ func unreachable(ctx context.Context, provider, baseURL string, err error) error
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return &Error{Provider: provider, Message: "request to " + baseURL + " stopped: " + ctxErr.Error(), cause: ctxErr}
 	}
-	return &Error{Provider: provider, Message: clip(err.Error()) + " (is the server at " + baseURL + " running?)", cause: err}
+	return &Error{Provider: provider, Message: clip(err.Error()) + ": nothing answered at " + baseURL + ": start the model server, or point --base-url or PACKS_BASE_URL at one", cause: err}
 }
 
 // clip keeps provider messages to one readable line.

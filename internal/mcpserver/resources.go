@@ -44,10 +44,16 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 	}, read)
 }
 
-// packResources lists a pack's regular files, sorted, skipping hidden
-// entries and never following a symlink; at most maxListedFiles.
-func packResources(p *packs.Pack) []*mcp.Resource {
-	var out []*mcp.Resource
+// packFile is one regular file of a pack.
+type packFile struct {
+	rel  string // slash-separated, relative to the pack root
+	size int64
+}
+
+// packFiles lists a pack's regular files, sorted, skipping hidden entries
+// and never following a symlink; at most maxListedFiles.
+func packFiles(p *packs.Pack) []packFile {
+	var out []packFile
 	_ = filepath.WalkDir(p.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable folder is skipped, not fatal
@@ -68,19 +74,28 @@ func packResources(p *packs.Pack) []*mcp.Resource {
 		if err != nil {
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
-		r := &mcp.Resource{URI: packURI{Pack: p.Name, Path: rel}.String(), Name: p.Name + "/" + rel}
+		f := packFile{rel: filepath.ToSlash(rel)}
 		if info, err := d.Info(); err == nil {
-			r.Size = info.Size()
+			f.size = info.Size()
 		}
-		if rel == p.EntryDoc {
+		out = append(out, f)
+		return nil
+	})
+	return out
+}
+
+// packResources describes a pack's files as resources.
+func packResources(p *packs.Pack) []*mcp.Resource {
+	var out []*mcp.Resource
+	for _, f := range packFiles(p) {
+		r := &mcp.Resource{URI: packURI{Pack: p.Name, Path: f.rel}.String(), Name: p.Name + "/" + f.rel, Size: f.size}
+		if f.rel == p.EntryDoc {
 			r.Title = p.Name + ": entry doc"
 			r.Description = p.Frontmatter.Description
 			r.MIMEType = "text/markdown"
 		}
 		out = append(out, r)
-		return nil
-	})
+	}
 	return out
 }
 
@@ -122,4 +137,50 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
 	}
+}
+
+// maxCompletions is the most values one completion/complete returns (the
+// protocol's cap).
+const maxCompletions = 100
+
+// complete suggests the variables of the pack://{pack}/{+path} template:
+// attached pack names, then the files of the pack already chosen. Other
+// references get no suggestions.
+func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	res := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	p := req.Params
+	c.mu.Lock()
+	sess := c.chat
+	c.mu.Unlock()
+	if sess == nil || p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != resourceTemplate {
+		return res, nil
+	}
+	var candidates []string
+	switch p.Argument.Name {
+	case "pack":
+		for _, st := range sess.Packs() {
+			candidates = append(candidates, st.Name)
+		}
+	case "path":
+		if p.Context == nil {
+			return res, nil
+		}
+		pk, ok := sess.Pack(p.Context.Arguments["pack"])
+		if !ok {
+			return res, nil
+		}
+		for _, f := range packFiles(pk) {
+			candidates = append(candidates, f.rel)
+		}
+	}
+	for _, v := range candidates {
+		if strings.HasPrefix(v, p.Argument.Value) {
+			res.Completion.Values = append(res.Completion.Values, v)
+		}
+	}
+	res.Completion.Total = len(res.Completion.Values)
+	if len(res.Completion.Values) > maxCompletions {
+		res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:maxCompletions], true
+	}
+	return res, nil
 }

@@ -121,6 +121,9 @@ func (s *Server) newConn() *conn {
 		Instructions:              instructions,
 		Logger:                    s.log,
 		SupportedProtocolVersions: protocolVersions(),
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return c.complete(ctx, req)
+		},
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
@@ -284,6 +287,8 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		// The client introduced itself in initialize, after the chat opened.
+		sess.SetClient("mcp:" + clientName(req.Session))
 		res, err := sess.Call(ctx, name, args, approverFor(req.Session))
 		if err != nil {
 			// The call could not be audited: report it as a protocol

@@ -70,8 +70,8 @@ func TestEnableToolsSendsListChangedAndCallRunsWasm(t *testing.T) {
 		t.Fatalf("audit rows = %v, want enable_tools then echo-pack's echo", rows)
 	}
 	for _, r := range rows {
-		if r["decision"] != "run_once" || !strings.HasPrefix(r["approver"].(string), "policy") || r["status"] != "ok" {
-			t.Errorf("audit row %v: want decision run_once by the policy, status ok", r)
+		if r["decision"] != "run_once" || !strings.HasPrefix(r["approver"].(string), "policy") || r["status"] != "ok" || r["client"] != "mcp:enabler" {
+			t.Errorf("audit row %v: want decision run_once by the policy, status ok, client mcp:enabler", r)
 		}
 	}
 }
@@ -174,8 +174,8 @@ func TestNoElicitationDeniesWithHowToApprove(t *testing.T) {
 	if v.Error.Kind != "denied" || !strings.Contains(v.Error.Approve, `auto_approve = ["open_docs"]`) || !strings.Contains(v.Error.Approve, "plain-client") {
 		t.Errorf("denial = %q, want kind denied and how to approve open_docs for plain-client", text)
 	}
-	if rows := e.auditRows(t); len(rows) != 1 || rows[0]["status"] != "denied" {
-		t.Errorf("audit rows = %v, want the denied call", rows)
+	if rows := e.auditRows(t); len(rows) != 1 || rows[0]["status"] != "denied" || rows[0]["client"] != "mcp:plain-client" {
+		t.Errorf("audit rows = %v, want the denied call of mcp:plain-client", rows)
 	}
 }
 
@@ -310,6 +310,41 @@ func TestMCPTool(t *testing.T) {
 		}
 		if err != nil || got.InputSchema.(map[string]any)["type"] != tt.want {
 			t.Errorf("mcpTool(%s) = %+v, %v; want type %s", tt.schema, got, err, tt.want)
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	e := newEnv(t, "")
+	cs := e.connect(t, "completer", nil)
+	ctx := context.Background()
+	complete := func(ref *mcp.CompleteReference, arg, value string, context map[string]string) []string {
+		t.Helper()
+		p := &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}}
+		if context != nil {
+			p.Context = &mcp.CompleteContext{Arguments: context}
+		}
+		res, err := cs.Complete(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Completion.Values
+	}
+	tmpl := &mcp.CompleteReference{Type: "ref/resource", URI: resourceTemplate}
+	tests := []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"pack names", complete(tmpl, "pack", "ec", nil), []string{"echo-pack"}},
+		{"no such pack", complete(tmpl, "pack", "zz", nil), []string{}},
+		{"paths of the chosen pack", complete(tmpl, "path", "bin/", map[string]string{"pack": "echo-pack"}), []string{"bin/echo.wasm", "bin/echo.wat"}},
+		{"paths without a pack", complete(tmpl, "path", "", nil), []string{}},
+		{"other reference", complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "echo-pack"}, "request", "x", nil), []string{}},
+	}
+	for _, tt := range tests {
+		if !slices.Equal(tt.got, tt.want) {
+			t.Errorf("%s: completions = %q, want %q", tt.name, tt.got, tt.want)
 		}
 	}
 }

@@ -121,6 +121,23 @@ func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
 	return out, nil
 }
 
+// PeekGrants returns the grants that apply to a call of pack in chat, as
+// TakeGrants does, without spending the once grants: for showing what a call
+// would hold.
+func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
+	rows, err := db.Grants(ctx, pack)
+	if err != nil {
+		return nil, err
+	}
+	var keep []GrantRow
+	for _, r := range rows {
+		if r.Chat == "" || r.Chat == chat {
+			keep = append(keep, r)
+		}
+	}
+	return UserGrants(keep), nil
+}
+
 // TakeGrants returns the grants that apply to one call of pack in chat (""
 // outside a chat): persistent ones, chat ones of that chat, and once ones,
 // revoked rows included so a denial can say so. The once grants it returns

@@ -9,8 +9,7 @@ const schemaChat = `
 CREATE TABLE chats (
 	id         TEXT PRIMARY KEY,
 	workspace  TEXT NOT NULL,
-	created_at TEXT NOT NULL,
-	updated_at TEXT NOT NULL
+	created_at TEXT NOT NULL
 );
 CREATE TABLE chat_messages (
 	chat         TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,

@@ -126,7 +126,7 @@ func fetch(input []byte, get getter) ([]byte, error) {
 	}
 	res.Content, res.TotalChars, res.Truncated = truncate(text, limit)
 	res.Chars = utf8.RuneCountInString(res.Content)
-	return json.Marshal(res)
+	return marshal(res)
 }
 
 type convertArgs struct {
@@ -170,7 +170,7 @@ func htmlToMarkdown(input []byte) ([]byte, error) {
 	if a.Links {
 		res.Links = page.Links
 	}
-	return json.Marshal(res)
+	return marshal(res)
 }
 
 // classify decides how to read a body: "html" or "text", decoded to UTF-8.
@@ -294,4 +294,16 @@ func statusText(code int) string {
 		return " Gateway Timeout"
 	}
 	return ""
+}
+
+// marshal encodes v without escaping <, > and &, which are common in what
+// these tools return and cost a model six characters each when escaped.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

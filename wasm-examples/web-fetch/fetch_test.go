@@ -164,11 +164,11 @@ func TestFetchErrors(t *testing.T) {
 }
 
 func TestHTMLToMarkdownTool(t *testing.T) {
-	out, err := htmlToMarkdown([]byte(`{"html": "<title>T</title><p>Hi <a href=\"x\">x</a></p>", "base_url": "https://a.org/b/", "links": true}`))
+	out, err := htmlToMarkdown([]byte(`{"html": "<title>T</title><p>Hi <a href=\"x\">x</a> &lt;3</p>", "base_url": "https://a.org/b/", "links": true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"title":"T","markdown":"Hi [x](https://a.org/b/x)","total_chars":25,"truncated":false,"links":[{"text":"x","url":"https://a.org/b/x"}]}`
+	want := `{"title":"T","markdown":"Hi [x](https://a.org/b/x) <3","total_chars":28,"truncated":false,"links":[{"text":"x","url":"https://a.org/b/x"}]}`
 	if string(out) != want {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}

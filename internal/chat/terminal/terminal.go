@@ -284,10 +284,10 @@ func (u *ui) interrupt() {
 	case u.state == tool && u.stopTool != nil:
 		u.stopTool()
 		u.stopTool = nil
-		u.line("^C stopping the tool (the chat goes on)\n")
+		u.line("stopping the tool (the chat goes on)\n")
 	case u.stopTurn != nil:
 		u.stopTurn()
-		u.line("^C stopping the reply\n")
+		u.line("stopping the reply\n")
 	}
 }
 
@@ -370,14 +370,16 @@ func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verd
 			u.typed()
 			switch strings.ToLower(strings.TrimSpace(l)) {
 			case "r", "run", "y", "yes":
+				u.line("  running %s (Ctrl-C stops it)\n", p.Class())
 				return capability.RunOnce, nil
 			case "a", "always":
+				u.line("  running %s (Ctrl-C stops it); %s is allowed for the rest of this chat\n", p.Class(), p.Class())
 				return capability.AllowChat, nil
 			case "d", "deny", "n", "no":
 				return capability.Deny, nil
 			}
 		case <-deny:
-			u.line("^C denied\n")
+			u.line("denied\n")
 			return capability.Deny, nil
 		case <-ctx.Done():
 			return capability.Deny, ctx.Err()

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/packs"
+)
+
+func (c *cli) grantCommand() *cobra.Command {
+	var scope, chat string
+	cmd := &cobra.Command{
+		Use:   "grant PACK CAP[=SCOPE|=RES,...]... [--scope once|chat|persistent] [--chat ID]",
+		Short: "Grant capabilities to an installed pack",
+		Long: `grant records what you allow a pack to do. Each argument names one capability
+the pack asks for, optionally with a scope or a narrower set of resources:
+
+  network                       everything the pack asks for under network
+  network=chat                  the same, for one chat only (needs --chat)
+  network=api.example.com       only this host (a pack asking *.example.com)
+  filesystem_read=~/projects/a  only this folder
+
+Scopes: once (the next call only), chat (one chat), persistent (until
+revoked, the default; --scope sets it for every argument). A grant never
+widens what the pack asks for, and the enterprise policy always caps it:
+the command shows what the pack ends up with.`,
+		Args: nargs(2, -1, "a PACK and at least one CAP"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			def, err := capability.ParseScope(scope)
+			if err != nil {
+				return usageError("grant: --scope %s: want once, chat or persistent", scope)
+			}
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			p, ref, _, err := installedPack(a, args[0])
+			if err != nil {
+				return err
+			}
+			req := p.Request()
+			var grants []capability.UserGrant
+			for _, spec := range args[1:] {
+				u, err := capability.ParseGrantSpec(spec, def)
+				if err == nil {
+					err = capability.CheckGrant(req, u)
+				}
+				if err != nil {
+					return usageError("grant: %v: see packs capabilities %s", err, p.Name)
+				}
+				if u.Scope == capability.ScopeChat && chat == "" {
+					return usageError("grant: %s: a chat grant needs --chat ID", spec)
+				}
+				grants = append(grants, u)
+			}
+			for _, u := range grants {
+				if err := a.DB.PutGrant(ctx, p.Name, chat, u); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
+			}
+			pol := a.Policy
+			user, err := a.DB.PeekGrants(ctx, p.Name, chat)
+			if err != nil {
+				return err
+			}
+			rep, err := capability.Explain(ref, req, user, pol, c.explainEnv(a))
+			if err != nil {
+				return err
+			}
+			for _, cr := range rep.Capabilities {
+				for _, u := range grants {
+					if u.Capability == cr.Capability && !cr.Held() {
+						fmt.Fprintf(c.stdout, "note: %s is still not held: %v\n", cr.Capability, cr.Err)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", string(capability.ScopePersistent), "scope of every grant without its own: once, chat or persistent")
+	cmd.Flags().StringVar(&chat, "chat", "", "the chat a chat (or once) grant belongs to")
+	return cmd
+}
+
+func (c *cli) revokeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke PACK CAP...",
+		Short: "Withdraw capabilities from a pack",
+		Long: `revoke withdraws every grant of each named capability from the pack, in every
+scope and chat. A revoked capability stays withheld even when the enterprise
+policy pre-approves it, until you grant it again.`,
+		Args: nargs(2, -1, "a PACK and at least one CAP"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var names []capability.Name
+			for _, s := range args[1:] {
+				n, err := capability.ParseName(s)
+				if err != nil {
+					return usageError("revoke: %v", err)
+				}
+				names = append(names, n)
+			}
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			for _, n := range names {
+				k, err := a.DB.RevokeGrant(ctx, args[0], n)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "revoked %s from %s (%s withdrawn)\n", n, args[0], plural(int(k), "live grant"))
+			}
+			return nil
+		},
+	}
+}
+
+func (c *cli) capabilitiesCommand() *cobra.Command {
+	var asJSON bool
+	var chat string
+	cmd := &cobra.Command{
+		Use:   "capabilities PACK [--json] [--chat ID]",
+		Short: "Show what a pack asks for, what it was granted and what it holds",
+		Long: `capabilities shows, for each capability the pack asks for: what it requested,
+what the enterprise policy allows of it, what you granted, and what a call
+ends up holding, with the reason for every refusal. --chat includes the
+grants made for one chat.`,
+		Args: nargs(1, 1, "one PACK"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			p, ref, entry, err := installedPack(a, args[0])
+			if err != nil {
+				return err
+			}
+			pol := a.Policy
+			user, err := personGrants(ctx, a, p.Name, chat, &entry, false)
+			if err != nil {
+				return err
+			}
+			rep, err := capability.Explain(ref, p.Request(), user, pol, c.explainEnv(a))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, reportJSON(rep, pol))
+			}
+			printReport(c.stdout, rep, pol)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&chat, "chat", "", "include the grants made for this chat")
+	return cmd
+}
+
+// installedPack loads an installed pack and its reference (name and
+// integrity) for the grant commands.
+func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, packs.LockEntry, error) {
+	ip, err := a.Pack(context.Background(), name)
+	if errors.Is(err, packs.ErrNotInstalled) {
+		return nil, capability.PackRef{}, ip.Entry, usageError("%v", err)
+	}
+	if err != nil {
+		return nil, capability.PackRef{}, ip.Entry, err
+	}
+	if ip.Pack == nil {
+		return nil, capability.PackRef{}, ip.Entry, fmt.Errorf("installed pack %s does not load (%s): reinstall it with packs add: %w", name, ip.Status, ip.LoadErr)
+	}
+	return ip.Pack, capability.PackRef{Name: ip.Pack.Name, Digest: ip.Entry.Integrity}, ip.Entry, nil
+}
+
+// explainEnv expands grant paths the way packs run does: the person's home,
+// the CLI workspace.
+func (c *cli) explainEnv(a *app.App) capability.Env {
+	home, _ := os.UserHomeDir()
+	return capability.Env{Home: home, Getenv: c.getenv, Workspace: filepath.Join(a.Home.WorkspacesDir(), "cli")}
+}
+
+// grantsHook is an App.Installed hook: it records in packs.db, the source of
+// every grant check, the capabilities packs add granted (a reinstall replaces
+// the pack's earlier grants: new content is a new decision).
+func grantsHook(a *app.App) func(context.Context, packs.LockEntry) error {
+	return func(ctx context.Context, e packs.LockEntry) error {
+		if err := a.DB.DeleteGrants(ctx, e.Name); err != nil {
+			return err
+		}
+		for _, n := range e.Granted() {
+			if err := a.DB.PutGrant(ctx, e.Name, "", capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}); err != nil {
+				return fmt.Errorf("add: %s is installed, but its grants were not recorded: run packs grant %s %s: %w", e.Name, e.Name, n, err)
+			}
+		}
+		return nil
+	}
+}
+
+// forgetGrantsHook is an App.Removed hook: a removed pack keeps no grants.
+func forgetGrantsHook(a *app.App) func(context.Context, string) error {
+	return func(ctx context.Context, name string) error { return a.DB.DeleteGrants(ctx, name) }
+}
+
+// personGrants is the person's grants for one call of an installed pack,
+// from packs.db. take spends "once" grants (use it for an approved call).
+// A pack installed before its grants were recorded in packs.db falls back to
+// the persistent grants in its lock entry.
+func personGrants(ctx context.Context, a *app.App, name, chat string, entry *packs.LockEntry, take bool) ([]capability.UserGrant, error) {
+	get := a.DB.PeekGrants
+	if take {
+		get = a.DB.TakeGrants
+	}
+	user, err := get(ctx, name, chat)
+	if err != nil || len(user) > 0 || entry == nil {
+		return user, err
+	}
+	for _, n := range entry.Granted() {
+		user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
+	}
+	return user, nil
+}
+
+// joinOr joins list, or says none.
+func joinOr(list []string, none string) string {
+	if len(list) == 0 {
+		return none
+	}
+	return strings.Join(list, ", ")
+}

@@ -1,0 +1,140 @@
+package hostfns
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// countRecorder counts exercises without keeping them.
+type countRecorder struct{ n int }
+
+func (r *countRecorder) RecordExercise(capability.Exercise) error {
+	r.n++
+	return nil
+}
+
+func BenchmarkRewriteImports(b *testing.B) {
+	if probeErr != nil {
+		b.Skip(probeErr)
+	}
+	in := probes["full"]
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := RewriteImports(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkImportedGroups(b *testing.B) {
+	if probeErr != nil {
+		b.Skip(probeErr)
+	}
+	in, err := RewriteImports(probes["full"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := ImportedGroups(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFSOpenRead is one guest open+read+close of a workspace file
+// through the confined, recorded filesystem (no wasm).
+func BenchmarkFSOpenRead(b *testing.B) {
+	c, _ := newCall(b, capability.Request{})
+	c.Recorder = &countRecorder{}
+	if err := os.WriteFile(filepath.Join(c.Workspace, "f.txt"), make([]byte, 4096), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	mounts, err := mountsFor(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws := mounts[0]
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		f, errno := ws.OpenFile("f.txt", experimentalsys.O_RDONLY, 0)
+		if errno != 0 {
+			b.Fatal(errno)
+		}
+		if _, errno := f.Read(buf); errno != 0 {
+			b.Fatal(errno)
+		}
+		f.Close()
+	}
+}
+
+// BenchmarkFSOpenReadGlob is the same in a glob mount, which also checks
+// the path the kernel opened.
+func BenchmarkFSOpenReadGlob(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.log"), make([]byte, 4096), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c, _ := newCall(b, capability.Request{FilesystemRead: []string{filepath.Join(dir, "*.log")}})
+	c.Recorder = &countRecorder{}
+	mounts, err := mountsFor(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := mounts[2]
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		f, errno := m.OpenFile("a.log", experimentalsys.O_RDONLY, 0)
+		if errno != 0 {
+			b.Fatal(errno)
+		}
+		if _, errno := f.Read(buf); errno != 0 {
+			b.Fatal(errno)
+		}
+		f.Close()
+	}
+}
+
+func BenchmarkEnviron(b *testing.B) {
+	c, _ := newCall(b, capability.Request{EnvRead: []string{"PROBE_*"}})
+	c.Recorder = &countRecorder{}
+	environ := append(os.Environ(), probeEnv...)
+	for b.Loop() {
+		Environ(c, environ)
+	}
+}
+
+// BenchmarkExec is one native command (/bin/true) with the full treatment:
+// grant check, lookup, process group, watch, group kill, reap.
+func BenchmarkExec(b *testing.B) {
+	c, _ := newCall(b, execReq("true"))
+	c.Recorder = &countRecorder{}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := Exec(ctx, c, []string{"true"}, ExecOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHTTPFetch is one granted GET to a loopback server.
+func BenchmarkHTTPFetch(b *testing.B) {
+	s := newServer(b, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	c, _ := newCall(b, capability.Request{Network: []string{"localhost"}})
+	c.Recorder = &countRecorder{}
+	n := newNetwork()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := n.fetch(ctx, c, HTTPRequest{URL: s.at("localhost", "/")}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package mcpserver
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// TestNodeClients runs the real MCP clients in test/mcp (the official
+// TypeScript SDK, the Inspector CLI and the conformance suite) against the
+// packs binary: `npm test` there builds bin/packs, installs an example pack in
+// a temporary PACKS_HOME and drives `packs mcp` over stdio and HTTP.
+func TestNodeClients(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "test", "mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Fatalf("the MCP client packages are not installed: run npm ci --prefix test/mcp (%v)", err)
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("npm is not on PATH: install Node.js 20 or later, then run npm ci --prefix test/mcp")
+	}
+	cmd := exec.Command(npm, "test", "--silent")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm test in test/mcp: %v\n%s", err, out)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^# (conformance checks: .*|pass \d+|fail \d+)$`).FindAllSubmatch(out, -1) {
+		t.Log(string(m[1]))
+	}
+}
