@@ -5,6 +5,8 @@ SHELL    := /bin/bash
 GO       ?= go
 BIN      ?= bin/packs
 FUZZTIME ?= 30s
+# Minimizing each new input may take the whole FUZZTIME with the default 60s.
+FUZZMINIMIZETIME ?= 5s
 
 # TEST_DEPS is what `make test` builds first. Once wasm-examples/Makefile
 # exists, set it to `examples` so the tests find the built example packs:
@@ -39,7 +41,7 @@ fuzz:
 	for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target ($(FUZZTIME))"; \
-			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
 		done; \
 	done
 

@@ -36,7 +36,7 @@ func ParseHostPattern(s string) (HostPattern, error) {
 	case strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@ "):
 		return HostPattern{raw: s}, errors.New("a host pattern is a host name, not a URL: drop the scheme, path and port")
 	}
-	if ip := net.ParseIP(strings.Trim(h, "[]")); ip != nil {
+	if ip := parseIP(h); ip != nil {
 		p.ip = ip
 		return p, nil
 	}
@@ -56,6 +56,27 @@ func ParseHostPattern(s string) (HostPattern, error) {
 		}
 	}
 	return p, nil
+}
+
+// parseIP parses an IP literal, brackets allowed. Host names (which hold a
+// letter beyond a-f, or no digit at all) skip the parser: it allocates an
+// error for every name.
+func parseIP(h string) net.IP {
+	h = strings.Trim(h, "[]")
+	digit := false
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '.' || c == ':' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+		default:
+			return nil
+		}
+	}
+	if !digit && !strings.Contains(h, "::") {
+		return nil
+	}
+	return net.ParseIP(h)
 }
 
 func validLabel(l string) bool {
@@ -80,10 +101,10 @@ func (p HostPattern) Match(host string) bool {
 	}
 	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 	if p.ip != nil {
-		ip := net.ParseIP(h)
+		ip := parseIP(h)
 		return ip != nil && ip.Equal(p.ip)
 	}
-	if len(p.labels) == 0 || net.ParseIP(h) != nil {
+	if len(p.labels) == 0 || parseIP(h) != nil {
 		return false
 	}
 	got := strings.Split(h, ".")

@@ -62,10 +62,11 @@ var (
 // (WithCall) and host functions read it back (CallFrom). One Call serves one
 // invocation; it must not be copied after first use.
 //
-// Recorder must not be nil: every exercise is recorded before it happens, and
-// a call that cannot be audited does not run. FS and Exec refuse a nil
-// Recorder with ErrNoRecorder and host functions trap with it; the runtime
-// never builds such a Call. A nil Logger discards guest logs.
+// Recorder must not be nil: every exercise is recorded before its result
+// reaches the guest (a change, before it is made), and a call that cannot be
+// audited does not run. FS, Environ, Exec and Require refuse a nil Recorder
+// (ErrNoRecorder; Environ exposes nothing) and host functions trap with it;
+// the runtime never builds such a Call. A nil Logger discards guest logs.
 type Call struct {
 	Pack, Tool, Invocation string
 	Grant                  capability.Grant

@@ -100,7 +100,7 @@ memory_mb = 128
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: hostfns.E2ECacheDir(), PoolSize: 0})
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: hostfns.E2ECacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -272,7 +272,6 @@ func (f *file) Close() experimentalsys.Errno {
 // emptyDir is the directory at the guest's "/" where nothing is mounted.
 type emptyDir struct {
 	experimentalsys.DirFile
-	closed bool
 }
 
 var _ experimentalsys.File = (*emptyDir)(nil)
@@ -309,7 +308,4 @@ func (d *emptyDir) Datasync() experimentalsys.Errno { return 0 }
 func (d *emptyDir) Utimens(int64, int64) experimentalsys.Errno { return experimentalsys.EROFS }
 
 // Close implements experimentalsys.File.
-func (d *emptyDir) Close() experimentalsys.Errno {
-	d.closed = true
-	return 0
-}
+func (d *emptyDir) Close() experimentalsys.Errno { return 0 }

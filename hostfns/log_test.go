@@ -64,7 +64,7 @@ func TestNoCall(t *testing.T) {
 	if got, ok := CallFrom(WithCall(ctx, c)); !ok || got != c {
 		t.Fatal("CallFrom did not return the call WithCall stored")
 	}
-	cp := compiled(t, "base", nil)
+	cp := compiled(t, "base")
 	fsc, err := FS(c)
 	if err != nil {
 		t.Fatal(err)

@@ -183,19 +183,23 @@ type report struct {
 var probeEnv = []string{"SECRET=hunter2", "PROBE_TOKEN=t0k3n", "PROBE_OTHER=x", "HOME=/root"}
 
 // compiled returns the probe variant compiled with the host functions of
-// groups, shared by the tests (the Call comes from the context).
-func compiled(t testing.TB, variant string, groups []capability.Name) *extism.CompiledPlugin {
+// the groups it imports, as the runtime does, shared by the tests (the Call
+// comes from the context).
+func compiled(t testing.TB, variant string) *extism.CompiledPlugin {
 	t.Helper()
 	if probeErr != nil {
 		t.Skip(probeErr)
 	}
-	key := fmt.Sprint(variant, groups)
 	compiledMu.Lock()
 	defer compiledMu.Unlock()
-	if cp, ok := compiledFor[key]; ok {
+	if cp, ok := compiledFor[variant]; ok {
 		return cp
 	}
 	wasm, err := RewriteImports(probes[variant])
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := ImportedGroups(wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +212,7 @@ func compiled(t testing.TB, variant string, groups []capability.Name) *extism.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiledFor[key] = cp
+	compiledFor[variant] = cp
 	return cp
 }
 
@@ -217,7 +221,7 @@ func compiled(t testing.TB, variant string, groups []capability.Name) *extism.Co
 // with c in the context. An error is the call's (a trap or a denial).
 func runProbe(t testing.TB, c *Call, variant string, cmd any) (report, error) {
 	t.Helper()
-	cp := compiled(t, variant, c.Grant.Names())
+	cp := compiled(t, variant)
 	wasm, err := RewriteImports(probes[variant])
 	if err != nil {
 		t.Fatal(err)

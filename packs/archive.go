@@ -60,9 +60,9 @@ func (l ArchiveLimits) withDefaults() ArchiveLimits {
 //
 // Only regular files, folders and symlinks whose target stays inside the
 // pack are accepted; owners, times and permission bits other than "any
-// execute bit" are dropped, so files come out 0644 or 0755. Every file and
-// folder is flushed to stable storage before ExtractTarGz returns. On any error nothing
-// is left behind: dst does not exist.
+// execute bit" are dropped, so files come out 0644 or 0755. Nothing is
+// flushed to stable storage (installing does that once, for any source).
+// On any error nothing is left behind: dst does not exist.
 func ExtractTarGz(r io.Reader, dst string, lim ArchiveLimits) error {
 	_, err := extractTarGz(r, dst, lim)
 	return err
@@ -109,7 +109,7 @@ func moveExtracted(stage, top, dst string) error {
 	if err := checkLinks(dst); err != nil {
 		return fmt.Errorf("%w: %w", ErrArchiveUnsafe, err)
 	}
-	return syncTree(dst)
+	return nil
 }
 
 // extractor holds the state of one extraction.

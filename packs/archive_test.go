@@ -333,13 +333,18 @@ func FuzzExtractTarGz(f *testing.F) {
 	f.Add(tarBytes(f, tarEntry{hdr: tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "x"}}))
 	f.Add(tarGz(f, file("SKILL.md", "x"), file("docs/a.md", "y")))
 	f.Add([]byte{})
+	base := f.TempDir() // one per worker: t.TempDir per input would dominate the time
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 			data = gz(t, data)
 		}
-		parent := t.TempDir()
+		parent, err := os.MkdirTemp(base, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(parent)
 		dst := filepath.Join(parent, "out")
-		err := ExtractTarGz(bytes.NewReader(data), dst, ArchiveLimits{MaxBytes: 1 << 20, MaxFiles: 100, MaxFileBytes: 1 << 20})
+		err = ExtractTarGz(bytes.NewReader(data), dst, ArchiveLimits{MaxBytes: 1 << 20, MaxFiles: 100, MaxFileBytes: 1 << 20})
 		ents, rerr := os.ReadDir(parent)
 		if rerr != nil {
 			t.Fatal(rerr)

@@ -573,11 +573,12 @@ func kindName(n *yaml.Node) string {
 // one level of indented "key: value" lines under a key with no value) into
 // the node tree yaml.v3 would build. Anything else (escapes, block scalars,
 // lists, comments, values YAML would read as numbers, booleans or nulls)
-// makes it report false, and yaml.v3 parses the input instead. Discovery reads a
-// thousand frontmatters at a time and yaml.v3 is most of that cost.
-// FuzzFastYAML checks that both parsers agree on everything fastYAML accepts.
+// makes it report false, and yaml.v3 parses the input instead. Discovery
+// reads a thousand frontmatters at a time and yaml.v3 was most of that cost.
+// FuzzFastYAML checks that both parsers agree on everything fastYAML accepts
+// (columns aside, which nothing here reads).
 func fastYAML(b []byte) (yaml.Node, bool) {
-	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1, Column: 1}
+	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1}
 	var nested *yaml.Node // the mapping under a key with no value
 	indent := 0           // the indentation of nested's keys
 	for line := 1; len(b) > 0; line++ {
@@ -596,7 +597,8 @@ func fastYAML(b []byte) (yaml.Node, bool) {
 		if !ok {
 			return yaml.Node{}, false
 		}
-		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: line, Column: n + 1}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: line}
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: line}
 		switch {
 		case n == 0:
 			if nested != nil && len(nested.Content) == 0 {
@@ -613,20 +615,19 @@ func fastYAML(b []byte) (yaml.Node, bool) {
 			}
 		case nested != nil && val != "" && (len(nested.Content) == 0 || n == indent):
 			if len(nested.Content) == 0 {
-				indent, nested.Line, nested.Column = n, line, n+1
+				indent, nested.Line = n, line
 			}
-			nested.Content = append(nested.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: line, Column: n + len(key) + 3})
+			nested.Content = append(nested.Content, k, v)
 			continue
 		default:
 			return yaml.Node{}, false
 		}
-		col := len(raw) - len(bytes.TrimLeft(raw[len(key)+1:], " ")) + 1
-		root.Content = append(root.Content, k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: val, Line: line, Column: col})
+		root.Content = append(root.Content, k, v)
 	}
 	if len(root.Content) == 0 || nested != nil && len(nested.Content) == 0 {
 		return yaml.Node{}, false
 	}
-	return yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: 1, Content: []*yaml.Node{root}}, true
+	return yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Content: []*yaml.Node{root}}, true
 }
 
 // maxFastKey keeps fastYAML's keys well under YAML's 1024-character limit

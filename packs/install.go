@@ -140,7 +140,8 @@ func (s *Staged) extract(abs string, lim ArchiveLimits) error {
 	return nil
 }
 
-// load loads and validates the staged copy and computes its integrity.
+// load loads and validates the staged copy, computes its integrity and
+// flushes it to stable storage.
 // display replaces the staging folder in finding file names.
 func (s *Staged) load(display string, opt LoadOptions) error {
 	p, err := Load(s.dir, opt)
@@ -156,8 +157,12 @@ func (s *Staged) load(display string, opt LoadOptions) error {
 	}
 	s.Pack = p
 	s.Findings = s.rename(p.Findings, display)
-	s.Integrity, err = Digest(s.dir)
-	return err
+	if s.Integrity, err = Digest(s.dir); err != nil {
+		return err
+	}
+	// Commit renames this tree into place: its content must be on stable
+	// storage before packs.lock names its digest.
+	return syncTree(s.dir)
 }
 
 // rename rewrites the staged folder in finding file names to display.
@@ -276,7 +281,6 @@ func archiveBase(p string) string {
 // copyTree copies the pack folder src to dst (which must not exist),
 // skipping .git folders. Symlinks are copied as links and must resolve
 // inside the pack; anything but files, folders and symlinks is refused.
-// Everything is flushed to stable storage before it returns.
 func copyTree(ctx context.Context, src, dst string) error {
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -315,9 +319,6 @@ func copyTree(ctx context.Context, src, dst string) error {
 		if lerr := checkLinks(dst); lerr != nil {
 			err = fmt.Errorf("%w: %w", ErrPathEscape, lerr)
 		}
-	}
-	if err == nil {
-		err = syncTree(dst)
 	}
 	if err != nil {
 		return fmt.Errorf("packs: copy %s: %w", src, err)

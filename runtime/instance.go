@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	extism "github.com/extism/go-sdk"
@@ -112,13 +113,15 @@ func newInstance(ctx context.Context, s *spec) (*instance, error) {
 		defer cancel()
 		if _, _, err := in.plugin.CallWithContext(initCtx, initExport, nil); err != nil {
 			in.close(ctx)
+			why := ErrTrap
 			switch {
 			case in.budget.exceeded():
-				err = fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+				why = ErrMemoryLimit
 			case errors.Is(context.Cause(initCtx), ErrTimeout):
-				err = fmt.Errorf("%w: %w", ErrTimeout, err)
+				why = ErrTimeout
 			}
-			return nil, fmt.Errorf("runtime: %s: the module's initializer failed: %w", s.mod.name, err)
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			return nil, &stopError{msg: "runtime: " + s.mod.name + ": the module's initializer failed: " + first, errs: []error{why, err}}
 		}
 	}
 	return in, nil

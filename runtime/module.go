@@ -61,7 +61,7 @@ type moduleEntry struct {
 
 // module returns t's module, prepared and cached by content hash.
 func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*module, error) {
-	path, err := packs.SafeJoin(p.Dir, t.Run.Wasm)
+	path, err := r.modulePath(p, t)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
 	}
@@ -103,6 +103,29 @@ func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*mo
 		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
 	}
 	return m, nil
+}
+
+// modulePath confines t's module path to the pack (packs.SafeJoin, which
+// resolves symbolic links) once per pack folder and path; later calls reuse
+// the resolved path. Confining it again on every call would buy nothing: a
+// process that can put a link into the pack can as well replace the module,
+// and what the module holds is identified anew on every call (readModule).
+func (r *Runtime) modulePath(p *packs.Pack, t *packs.Tool) (string, error) {
+	k := [2]string{p.Dir, t.Run.Wasm}
+	r.mu.Lock()
+	path, ok := r.paths[k]
+	r.mu.Unlock()
+	if ok {
+		return path, nil
+	}
+	path, err := packs.SafeJoin(p.Dir, t.Run.Wasm)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	r.paths[k] = path
+	r.mu.Unlock()
+	return path, nil
 }
 
 // readModule returns the sha256 of the file at path, and its bytes when it

@@ -78,7 +78,8 @@ type Runtime struct {
 
 	mu      sync.Mutex
 	closed  bool
-	files   map[string]fileStamp       // module path → what it held when last hashed
+	paths   map[[2]string]string       // pack folder and module path → confined path
+	files   map[string]fileStamp       // confined path → what it held when last hashed
 	modules map[moduleKey]*moduleEntry // prepared, inspected, compiled modules
 	plugins map[moduleKey]*pluginEntry // compiled Extism plugins
 	pools   map[poolKey]*pool
@@ -115,6 +116,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache:    cache,
 		rtConfig: rc,
 		poolSize: poolSize,
+		paths:    map[[2]string]string{},
 		files:    map[string]fileStamp{},
 		modules:  map[moduleKey]*moduleEntry{},
 		plugins:  map[moduleKey]*pluginEntry{},

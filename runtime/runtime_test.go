@@ -126,6 +126,7 @@ func TestLimits(t *testing.T) {
 		{"extism 2 MiB output", pluginWasm, "big", "", `{}`, ErrOutputLimit, 5 * time.Second},
 		{"wasi trap", "testdata/wasi_trap.wasm", "", "", `{}`, ErrTrap, 5 * time.Second},
 		{"extism trap", pluginWasm, "trap", "", `{}`, ErrTrap, 5 * time.Second},
+		{"extism initializer trap", "testdata/plugin_badinit.wasm", "run", "", `{}`, ErrTrap, 5 * time.Second},
 		{"input too large", wasiEcho, "", "[limits]\ninput_bytes = 64\n", `{"text":"` + strings.Repeat("x", 100) + `"}`, ErrInputLimit, 5 * time.Second},
 	}
 	for i, c := range cases {

@@ -272,6 +272,15 @@ func TestAuditCommands(t *testing.T) {
 		t.Errorf("audit verify: %q", ok)
 	}
 
+	export := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(export, []byte(withHome(t, home, "audit", "--json").mustCode(t, 0).stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := packsCLI(t, "audit", "verify", "--file", export).mustCode(t, 0).stdout; out != "ok: 4 rows, the chain holds\n" {
+		t.Errorf("audit verify --file: %q", out)
+	}
+	packsCLI(t, "audit", "verify", "--file", filepath.Join(t.TempDir(), "none.jsonl")).mustCode(t, exitUsage).oneLineError(t)
+
 	db, err := store.Open(context.Background(), filepath.Join(home, "packs.db"))
 	if err != nil {
 		t.Fatal(err)

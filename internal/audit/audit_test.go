@@ -420,6 +420,20 @@ func TestWriteJSONLAndText(t *testing.T) {
 			t.Errorf("line %d: seq %d, exported row does not re-hash to its hash", i, e.Seq)
 		}
 	}
+	rep, err := audit.VerifyJSONL(strings.NewReader(buf.String()))
+	if err != nil || !rep.OK() || rep.Rows != 2 {
+		t.Errorf("VerifyJSONL of a fresh export: %+v, %v", rep, err)
+	}
+	edited := strings.Replace(buf.String(), `"exit_code":2`, `"exit_code":0`, 1)
+	if rep, _ := audit.VerifyJSONL(strings.NewReader(edited)); len(rep.Breaks) != 1 || rep.Breaks[0].Kind != audit.Edited || rep.Breaks[0].Seq != 2 {
+		t.Errorf("VerifyJSONL of an edited export: %+v", rep)
+	}
+	if rep, _ := audit.VerifyJSONL(strings.NewReader(lines[1] + "\n")); len(rep.Breaks) != 1 || rep.Breaks[0].Kind != audit.Deleted || rep.Breaks[0].Seq != 1 {
+		t.Errorf("VerifyJSONL without its first line: %+v", rep)
+	}
+	if _, err := audit.VerifyJSONL(strings.NewReader(lines[0] + "\n{oops\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("VerifyJSONL of bad JSON: %v", err)
+	}
 	buf.Reset()
 	if err := audit.WriteText(&buf, audit.Entries(context.Background(), db, audit.Filter{})); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,15 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
 
 	"github.com/packs-run/packs/internal/store"
 )
@@ -50,20 +55,100 @@ const reorderWindow = 1024
 // the head first, so rows appended while it runs are checked as far as they
 // are linked, and never mistaken for damage.
 func Verify(ctx context.Context, db *store.DB) (Report, error) {
-	var rep Report
-	headOK := true
-	err := db.SQL().QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&rep.HeadSeq, &rep.HeadHash)
-	if errors.Is(err, sql.ErrNoRows) {
-		headOK = false
-	} else if err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
+	var h head
+	err := db.SQL().QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&h.seq, &h.hash)
+	h.checked = true
+	switch {
+	case err == nil:
+		h.known = true
+	case !errors.Is(err, sql.ErrNoRows):
+		return Report{}, fmt.Errorf("audit: verify: %w", err)
 	}
-	rows, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash FROM audit ORDER BY seq`)
+	rows := func(yield func(chained, error) bool) {
+		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash FROM audit ORDER BY seq`)
+		if err != nil {
+			yield(chained{}, err)
+			return
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var c chained
+			var kind, body string
+			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash); err != nil {
+				yield(chained{}, err)
+				return
+			}
+			c.r.kind, c.r.body = Kind(kind), []byte(body)
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if err := rs.Err(); err != nil {
+			yield(chained{}, err)
+		}
+	}
+	rep, err := verify(rows, h)
 	if err != nil {
 		return rep, fmt.Errorf("audit: verify: %w", err)
 	}
-	defer rows.Close()
+	return rep, nil
+}
 
+// VerifyJSONL checks an export written by WriteJSONL (or packs audit
+// --json) without packs.db: every line must re-hash to its hash and link to
+// the line before. An export of a filtered selection has gaps by design;
+// verify a full export. Without the head, rows cut off the end of an export
+// cannot be detected.
+func VerifyJSONL(r io.Reader) (Report, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	line := 0
+	rows := func(yield func(chained, error) bool) {
+		for sc.Scan() {
+			line++
+			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+				continue
+			}
+			var e Entry
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				yield(chained{}, fmt.Errorf("line %d: %w", line, err))
+				return
+			}
+			c := chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash,
+				r: row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body}}
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(chained{}, fmt.Errorf("line %d: %w", line+1, err))
+		}
+	}
+	rep, err := verify(rows, head{})
+	if err != nil {
+		return rep, fmt.Errorf("audit: verify export: %w", err)
+	}
+	return rep, nil
+}
+
+// chained is one row with its place in the chain, as stored.
+type chained struct {
+	seq        int64
+	r          row
+	prev, hash string
+}
+
+// head is the newest seq and hash recorded at commit. An export has none:
+// checked is false.
+type head struct {
+	checked, known bool
+	seq            int64
+	hash           string
+}
+
+// verify walks rows in seq order and reports where the chain breaks.
+func verify(rows iter.Seq2[chained, error], h head) (Report, error) {
+	rep := Report{HeadSeq: h.seq, HeadHash: h.hash}
 	add := func(seq int64, kind BreakKind, format string, args ...any) {
 		if len(rep.Breaks) < maxBreaks {
 			rep.Breaks = append(rep.Breaks, Break{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)})
@@ -72,22 +157,19 @@ func Verify(ctx context.Context, db *store.DB) (Report, error) {
 	expectSeq, expectPrev := int64(1), genesis
 	flagged := int64(0) // the last seq reported as edited or reordered
 	headSeen := false
-	for rows.Next() {
-		var seq int64
-		var r row
-		var kind, body, prev, hash string
-		if err := rows.Scan(&seq, &kind, &r.at, &r.pack, &r.tool, &r.invocation, &body, &prev, &hash); err != nil {
-			return rep, fmt.Errorf("audit: verify: %w", err)
+	for c, err := range rows {
+		if err != nil {
+			return rep, err
 		}
-		r.kind, r.body = Kind(kind), []byte(body)
+		seq, prev, hash := c.seq, c.prev, c.hash
 		rep.Rows++
 		gap := seq != expectSeq
 		if gap {
 			add(expectSeq, Deleted, "rows %d to %d are missing", expectSeq, seq-1)
 		}
 		switch {
-		case rowHash(prev, seq, r) != hash:
-			if orig, ok := movedFrom(prev, seq, r, hash); ok {
+		case rowHash(prev, seq, c.r) != hash:
+			if orig, ok := movedFrom(prev, seq, c.r, hash); ok {
 				add(seq, Reordered, "the row here was written as seq %d", orig)
 			} else {
 				add(seq, Edited, "its content no longer matches its hash")
@@ -97,22 +179,19 @@ func Verify(ctx context.Context, db *store.DB) (Report, error) {
 			add(seq-1, Edited, "row %d does not match the hash row %d recorded for it: it was changed and re-hashed, or replaced", seq-1, seq)
 			flagged = seq - 1
 		}
-		if headOK && seq == rep.HeadSeq {
+		if h.known && seq == h.seq {
 			headSeen = true
-			if hash != rep.HeadHash {
+			if hash != h.hash {
 				add(seq, Edited, "the newest row's hash differs from the one recorded at commit")
 			}
 		}
 		expectSeq, expectPrev = seq+1, hash
 	}
-	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
-	}
 	switch {
-	case !headOK && rep.Rows > 0:
+	case h.checked && !h.known && rep.Rows > 0:
 		add(expectSeq-1, Deleted, "the head record is missing")
-	case headOK && !headSeen && rep.HeadSeq >= expectSeq:
-		add(expectSeq, Deleted, "rows %d to %d are missing at the end (the head records seq %d)", expectSeq, rep.HeadSeq, rep.HeadSeq)
+	case h.known && !headSeen && h.seq >= expectSeq:
+		add(expectSeq, Deleted, "rows %d to %d are missing at the end (the head records seq %d)", expectSeq, h.seq, h.seq)
 	}
 	return rep, nil
 }

@@ -115,3 +115,19 @@ func approvalMessage(p capability.Pending) string {
 	}
 	return b.String()
 }
+
+// absentPerson stands in for the person behind a client that cannot ask
+// them. It defers every call, so the gate denies it for want of an approver,
+// and remembers being asked: then the policy had no answer, and the denial
+// can say how to give it one.
+type absentPerson struct {
+	client string
+	asked  bool
+}
+
+func (a *absentPerson) Name() string { return "mcp:" + a.client }
+
+func (a *absentPerson) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
+	a.asked = true
+	return capability.Deny, capability.ErrDefer
+}

@@ -28,11 +28,11 @@ func packPrompt(p *packs.Pack) *mcp.Prompt {
 	}
 }
 
-// getPrompt returns the pack's instructions (its entry doc's body, as an
+// promptHandler returns the pack's instructions (its entry doc's body, as an
 // embedded pack:// resource) followed by the person's request. Like an
 // explicit invocation in packs chat, the docs come in the person's own turn:
 // nothing runs, so the gate is not involved.
-func (c *conn) getPrompt(p *packs.Pack) mcp.PromptHandler {
+func promptHandler(p *packs.Pack) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		page, err := chat.ReadPackFile(p, p.EntryDoc, p.Body, chat.MaxReadLength)
 		if err != nil {

@@ -30,7 +30,7 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 			continue
 		}
 		res = append(res, packResources(p)...)
-		c.srv.AddPrompt(packPrompt(p), c.getPrompt(p))
+		c.srv.AddPrompt(packPrompt(p), promptHandler(p))
 	}
 	read := c.readResource(sess)
 	for _, r := range res {

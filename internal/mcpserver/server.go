@@ -101,9 +101,10 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // conn is one MCP session: an SDK server whose tools, resources and prompts
-// mirror one chat.Session. Over HTTP the chat is opened on the session's
-// first request after initialize, so a server the handler builds and never
-// uses costs nothing.
+// mirror one chat.Session. The chat opens before the session is served
+// (stdio), when the HTTP handler starts a session on the server (so the
+// servers it builds only to read protocol versions cost nothing), or at the
+// latest on the session's first request after initialize.
 type conn struct {
 	s   *Server
 	srv *mcp.Server
@@ -121,9 +122,7 @@ func (s *Server) newConn() *conn {
 		Instructions:              instructions,
 		Logger:                    s.log,
 		SupportedProtocolVersions: protocolVersions(),
-		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			return c.complete(ctx, req)
-		},
+		CompletionHandler:         c.complete,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
@@ -164,8 +163,8 @@ const instructions = `packs serves capability packs: skills with sandboxed WebAs
 Call open_docs(pack_id) before using a pack, read_file for its other files, and enable_tools(pack_id) to get its tools, which then appear as <pack_id>__<tool>.
 The person approves every call; a denied call must not be repeated unchanged.`
 
-// middleware opens the chat before the first request that needs it, so
-// tools/list already lists the base tools.
+// middleware opens the chat, if it is not open yet, before any request that
+// needs it, and answers with the reason when it could not open.
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -287,35 +286,33 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		client := clientName(req.Session)
 		// The client introduced itself in initialize, after the chat opened.
-		sess.SetClient("mcp:" + clientName(req.Session))
-		res, err := sess.Call(ctx, name, args, approverFor(req.Session))
+		sess.SetClient("mcp:" + client)
+		var approver capability.Approver
+		absent := &absentPerson{client: client}
+		if canElicit(req.Session) {
+			approver = elicitApprover{ss: req.Session, client: client}
+		} else {
+			approver = absent
+		}
+		res, err := sess.Call(ctx, name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
 			// error, never as a result the model might trust.
 			return nil, err
 		}
 		text := res.Content
-		if res.IsError && res.ErrorKind == chat.ErrKindDenied && !canElicit(req.Session) {
-			text = withDenyHint(text, clientName(req.Session), res)
+		if absent.asked && !res.Decision.Approved {
+			text = withDenyHint(text, client, res.Name)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}, nil
 	}
 }
 
-// approverFor is who the gate asks after the policy: the person, through
-// elicitation, when the client supports it; otherwise nobody.
-func approverFor(ss *mcp.ServerSession) capability.Approver {
-	if !canElicit(ss) {
-		return nil
-	}
-	return elicitApprover{ss: ss, client: clientName(ss)}
-}
-
 // withDenyHint adds to a denial the ways a person can approve the call
-// when their client cannot ask them.
-func withDenyHint(content, client string, res chat.ToolResult) string {
-	class := res.Name
+// when their client cannot ask them and the policy had no answer.
+func withDenyHint(content, client, class string) string {
 	hint := fmt.Sprintf("MCP client %q cannot ask you to approve calls (it does not support elicitation), so only the enterprise policy can approve them. "+
 		"To approve %s, list it in the policy's [approval] auto_approve (e.g. auto_approve = [%q]) and pass the policy with --policy FILE or PACKS_POLICY; "+
 		"to grant a capability the pack needs, run: packs grant PACK CAPABILITY. Or use a client that supports elicitation.", client, class, class)

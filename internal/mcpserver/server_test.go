@@ -179,6 +179,18 @@ func TestNoElicitationDeniesWithHowToApprove(t *testing.T) {
 	}
 }
 
+func TestPolicyDenialGetsNoApproveHint(t *testing.T) {
+	e := newEnv(t, "[approval]\nnever_approve = [\"open_docs\"]\n")
+	cs := e.connect(t, "plain-client", nil)
+	text, isErr := callText(t, cs, "open_docs", map[string]any{"pack_id": "echo-pack"})
+	if !isErr || !strings.Contains(text, `"denied"`) {
+		t.Fatalf("open_docs = %q (error %v), want a denial", text, isErr)
+	}
+	if strings.Contains(text, "auto_approve") {
+		t.Errorf("denial %q suggests auto_approve for a call the policy never approves", text)
+	}
+}
+
 func TestPolicyNeverApproveBeatsElicitation(t *testing.T) {
 	e := newEnv(t, "[approval]\nnever_approve = [\"open_docs\"]\n")
 	var asked atomic.Int32

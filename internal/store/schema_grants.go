@@ -4,7 +4,7 @@ package store
 // classes allowed "for this chat" live with the chat, in schema_chat.go.)
 //
 // A grant row is keyed by pack, capability, scope and chat: a persistent
-// grant has chat '', a chat grant names its chat, a once grant is deleted by
+// grant has an empty chat, a chat grant names its chat, a once grant is deleted by
 // the call that uses it. Revoking keeps the row with revoked_at set, so a
 // denial can say "revoked" rather than "never granted"; granting again
 // clears it.

@@ -1,11 +1,14 @@
-// Command web-fetch is an Extism plugin (exports fetch and html_to_markdown)
-// that reads web pages through the host's http_request, which only reaches
-// hosts the person granted, and turns HTML into Markdown a model can read.
-// The logic is plain Go in this package so `go test` runs it natively
-// against real loopback servers; exports.go holds the wasm-only glue.
+// Command web-fetch builds two Extism plugins from one package: web-fetch.wasm
+// (export fetch) reads web pages through the host's http_request, which only
+// reaches hosts the person granted; html-to-markdown.wasm (export
+// html_to_markdown, built with -tags offline) converts HTML it is given and
+// has no network import, so it runs without any grant. The logic is plain Go
+// so `go test` runs it natively against real loopback servers; the
+// exports*.go files hold the wasm-only glue.
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o bin/web-fetch.wasm .
-// The same source builds with TinyGo: tinygo build -target wasip1 -buildmode=c-shared.
+// and the same with -tags offline -o bin/html-to-markdown.wasm. The source
+// builds with TinyGo too: tinygo build -target wasip1 -buildmode=c-shared.
 package main
 
 func main() {}

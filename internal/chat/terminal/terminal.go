@@ -229,6 +229,7 @@ func (u *ui) showPacks() {
 		} else if p.HasTools {
 			tags = append(tags, "has tools")
 		}
+		tags = append(tags, fmt.Sprintf("~%d tokens", chat.MetadataTokens(p.Name, p.Description, p.HasTools)))
 		u.printf("  pack %s [%s]: %s\n", p.Name, strings.Join(tags, ", "), oneLine(p.Description, 100))
 	}
 }

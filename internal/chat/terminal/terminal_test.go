@@ -178,12 +178,11 @@ func TestRunLines(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"packs chat " + s.ID() + " with openai.",
-		"pack notes [has tools]: Keep short notes",
+		"pack notes [has tools, ~46 tokens]: Keep short notes",
 		"you> assistant> Let me read it.\n+-- tool call: read_file (pack notes)\n|   arguments: {\"pack_id\":\"notes\",\"path\":\"SKILL.md\"}\n|   capabilities: filesystem_read\n|   touches: notes/SKILL.md\n[r]un, [d]eny, or [a]lways for this chat? ",
 		"  -> read_file: approved by person at the terminal: ok (",
 		"  -> read_file: approved by person at the terminal, allowed for this chat: ok (",
 		"assistant> Both read.\n",
-		"pack notes [has tools]",
 		"no artifacts yet",
 		"[r]un, [d]eny, or [a]lways for this chat? [r]un, [d]eny, or [a]lways for this chat? ",
 		"  -> open_docs: refused: capability: denied by gate: denied by person at the terminal",
@@ -194,6 +193,9 @@ func TestRunLines(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the transcript lacks %q:\n%s", want, got)
 		}
+	}
+	if n := strings.Count(got, "pack notes [has tools, ~46 tokens]"); n != 2 {
+		t.Errorf("the packs were listed %d times, want at the start and for /packs", n)
 	}
 	if n := strings.Count(got, "+-- tool call:"); n != 2 {
 		t.Errorf("got %d cards, want 2 (the second read_file was allowed for the chat)", n)
