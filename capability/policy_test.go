@@ -259,3 +259,32 @@ func FuzzPolicy(f *testing.F) {
 		}
 	})
 }
+
+// TestPolicyDocExample keeps the reference in docs/policy.md true: its
+// example parses, and means what the text says.
+func TestPolicyDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```toml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/policy.md has no toml example")
+	}
+	p, err := capability.ParsePolicy("docs/policy.md", []byte(example))
+	if err != nil {
+		t.Fatalf("the documented example does not parse: %v", err)
+	}
+	req := capability.Request{Network: []string{"*"}}
+	g, err := capability.Resolve(capability.PackRef{Name: "any"}, req, all(capability.Network), p, testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Host("a.corp.example").Allowed() || g.Host("example.com").Allowed() {
+		t.Error(`a pack asking "*" under the ceiling *.corp.example does not get exactly *.corp.example`)
+	}
+	if err := p.Blocked(capability.PackRef{Name: "evil-pack"}); !errors.Is(err, capability.ErrBlocked) {
+		t.Errorf("evil-pack is not blocked: %v", err)
+	}
+}

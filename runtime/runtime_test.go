@@ -157,6 +157,7 @@ func TestToolErrors(t *testing.T) {
 	}{
 		{"wasi exit status", "testdata/wasi_fail.wasm", "", 3, "Atlantis"},
 		{"extism error", pluginWasm, "fail", 1, "plugin says no"},
+		{"extism non-zero return", pluginWasm, "rc", 7, ""},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -217,16 +217,20 @@ func forgetGrantsHook(a *app.App) func(context.Context, string) error {
 }
 
 // personGrants is the person's grants for one call of an installed pack,
-// from packs.db. take spends "once" grants (use it for an approved call).
-// A pack installed before its grants were recorded in packs.db falls back to
-// the persistent grants in its lock entry.
+// from packs.db. take spends "once" grants (use it for an approved call). A
+// pack folder that is not installed (entry nil) holds no grants. A pack
+// installed before its grants were recorded in packs.db falls back to the
+// persistent grants in its lock entry.
 func personGrants(ctx context.Context, a *app.App, name, chat string, entry *packs.LockEntry, take bool) ([]capability.UserGrant, error) {
+	if entry == nil {
+		return nil, nil
+	}
 	get := a.DB.PeekGrants
 	if take {
 		get = a.DB.TakeGrants
 	}
 	user, err := get(ctx, name, chat)
-	if err != nil || len(user) > 0 || entry == nil {
+	if err != nil || len(user) > 0 {
 		return user, err
 	}
 	for _, n := range entry.Granted() {

@@ -350,3 +350,37 @@ func TestModelToolsCannotGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUsesStoredGrants: packs run resolves from packs.db, so packs grant
+// and revoke take effect, and a once grant serves one approved call.
+func TestRunUsesStoredGrants(t *testing.T) {
+	home := installedWeather(t, "none")
+	mayUse := func(answer string) string {
+		var out, errb strings.Builder
+		c := &cli{stdin: bufio.NewReader(strings.NewReader(answer)), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interactive: true}
+		c.run(context.Background(), []string{"--home", home, "run", "weather", "forecast", "--input", `{"place":"Oslo"}`})
+		m := regexp.MustCompile(`may use:\s+(.*)`).FindStringSubmatch(errb.String())
+		if m == nil {
+			t.Fatalf("no card:\n%s", errb.String())
+		}
+		return m[1]
+	}
+	if got := mayUse("n\n"); !strings.HasPrefix(got, "nothing") {
+		t.Errorf("before any grant: may use %q", got)
+	}
+	withHome(t, home, "grant", "weather", "network=once").mustCode(t, 0)
+	if got := mayUse("n\n"); got != "network" {
+		t.Errorf("once grant, call denied: may use %q", got)
+	}
+	if got := mayUse("y\n"); got != "network" {
+		t.Errorf("once grant, call approved: may use %q", got)
+	}
+	if got := mayUse("n\n"); !strings.HasPrefix(got, "nothing") {
+		t.Errorf("the once grant served a second call: may use %q", got)
+	}
+	withHome(t, home, "grant", "weather", "network", "env_read").mustCode(t, 0)
+	withHome(t, home, "revoke", "weather", "env_read").mustCode(t, 0)
+	if got := mayUse("n\n"); got != "network" {
+		t.Errorf("after grant and revoke: may use %q", got)
+	}
+}

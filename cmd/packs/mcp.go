@@ -41,7 +41,12 @@ pack://<pack>/<path> resources; one prompt per pack. Every call is approved
 
 Over HTTP the server listens on loopback unless ADDR names another host; then
 a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError("mcp: unexpected argument %q: packs mcp takes only flags (see packs mcp --help)", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			a, err := c.open(ctx)

@@ -60,11 +60,9 @@ your grants, and what a call would hold, with the reason for every refusal.`,
 			if err != nil {
 				return err
 			}
-			var user []capability.UserGrant
-			if entry != nil {
-				if user, err = personGrants(ctx, a, p.Name, "", entry, false); err != nil {
-					return err
-				}
+			user, err := personGrants(ctx, a, p.Name, "", entry, false)
+			if err != nil {
+				return err
 			}
 			rep, err := capability.Explain(ref, p.Request(), user, pol, c.explainEnv(a))
 			if err != nil {

@@ -162,7 +162,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		return res.Output, nil
 	}
 
-	grant, err := cliGrant(ref, p, entry, pol, c.getenv, ws)
+	grant, err := cliGrant(ctx, a, ref, p, entry, pol, c.getenv, ws, false)
 	if err != nil {
 		rec.Denied(err)
 		return finish(runtime.Result{}, err)
@@ -187,6 +187,10 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		return finish(runtime.Result{}, err)
 	}
 	rec.Approved(approval)
+	// The approved call spends the person's "once" grants.
+	if grant, err = cliGrant(ctx, a, ref, p, entry, pol, c.getenv, ws, true); err != nil {
+		return finish(runtime.Result{}, err)
+	}
 
 	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1})
 	if err != nil {
@@ -267,14 +271,13 @@ func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, *packs
 
 // cliGrant is the pack's effective grant for a packs run: what it asks
 // for, cut down by the policy and by what the person granted. The person's
-// grants come from the lock entry (all persistent); a pack run from a folder
-// has none. This is the one place that picks the grant source.
-func cliGrant(ref capability.PackRef, p *packs.Pack, entry *packs.LockEntry, pol *capability.Policy, getenv func(string) string, workspace string) (capability.Grant, error) {
-	var user []capability.UserGrant
-	if entry != nil {
-		for _, n := range entry.Granted() {
-			user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
-		}
+// grants come from packs.db (see personGrants); a pack run from a folder has
+// none. This is the one place that picks the grant source. take spends
+// "once" grants, for the approved call.
+func cliGrant(ctx context.Context, a *app.App, ref capability.PackRef, p *packs.Pack, entry *packs.LockEntry, pol *capability.Policy, getenv func(string) string, workspace string, take bool) (capability.Grant, error) {
+	user, err := personGrants(ctx, a, p.Name, "", entry, take)
+	if err != nil {
+		return capability.Grant{}, err
 	}
 	home, _ := os.UserHomeDir()
 	return capability.Resolve(ref, p.Request(), user, pol, capability.Env{Home: home, Getenv: getenv, Workspace: workspace})

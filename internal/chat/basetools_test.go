@@ -251,6 +251,9 @@ func TestExecBestEffort(t *testing.T) {
 	if want := []Artifact{{Path: "report.md", Type: "file", MIME: "text/markdown", Size: 3}}; !slices.Equal(r.Artifacts, want) {
 		t.Errorf("got artifacts %+v, want %+v", r.Artifacts, want)
 	}
+	if !strings.Contains(r.Content, `"artifacts":[{"path":"report.md","type":"file","mime":"text/markdown","size_bytes":3}]`) {
+		t.Errorf("the model is not told of the artifact: %s", r.Content)
+	}
 	if p := who.asked()[0]; !slices.Contains(p.Capabilities, capability.TerminalExec) || !strings.HasPrefix(p.Touches[0], "command sh -c") {
 		t.Errorf("the card showed %+v", p)
 	}
@@ -309,6 +312,9 @@ func TestPackToolArtifacts(t *testing.T) {
 	want := []Artifact{{Path: "note.md", Type: "file", MIME: "text/markdown", Size: 7}}
 	if !slices.Equal(r.Artifacts, want) {
 		t.Errorf("got %+v, want %+v", r.Artifacts, want)
+	}
+	if r.Content != `{"artifacts":[{"path":"note.md","type":"file","mime":"text/markdown","size_bytes":7}],"result":{"written":"note.md"}}` {
+		t.Errorf("the model was sent %s", r.Content)
 	}
 	b, err := os.ReadFile(filepath.Join(s.Workspace(), "note.md"))
 	if err != nil || string(b) != "# Note\n" {

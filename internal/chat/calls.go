@@ -123,9 +123,30 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 		}
 	}
 	if err == nil {
-		res.Content = string(out)
+		res.Content = string(withArtifacts(out, res.Artifacts))
 	}
 	return s.finish(ctx, res, rec, out, err)
+}
+
+// withArtifacts adds the artifacts to a JSON object result, so the model
+// learns which files the call made (spec 000 §8.3).
+func withArtifacts(out []byte, arts []Artifact) []byte {
+	if len(arts) == 0 {
+		return out
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(out, &obj) != nil || obj == nil {
+		return out
+	}
+	b, err := json.Marshal(arts)
+	if err != nil {
+		return out
+	}
+	obj["artifacts"] = b
+	if merged, err := json.Marshal(obj); err == nil {
+		return merged
+	}
+	return out
 }
 
 // finish fills in the result, writes the audit record and returns.

@@ -207,7 +207,9 @@ func TestKeyNeverStored(t *testing.T) {
 func TestMaxSteps(t *testing.T) {
 	h := newHarness(t, install{notesPack: nil})
 	srv := llmtest.NewServer()
-	srv.Respond(func(llmtest.Request) llmtest.Turn { return calls(call(ToolReadFile, `{"pack_id":"notes","path":"SKILL.md"}`)) })
+	srv.Respond(func(llmtest.Request) llmtest.Turn {
+		return calls(call(ToolReadFile, `{"pack_id":"notes","path":"SKILL.md"}`))
+	})
 	defer srv.Close()
 	s := h.open(Options{Attach: []string{"notes"}})
 	obs := &notes{}

@@ -223,20 +223,15 @@ func (c *conn) syncToolsLocked() {
 	if c.chat == nil {
 		return
 	}
+	tools, problems := offered(c.chat.Tools())
+	for _, err := range problems {
+		c.s.log.Error("mcpserver: tool not offered", "err", err)
+	}
 	want := map[string]bool{}
-	for _, t := range c.chat.Tools() {
-		if want[t.Name] {
-			c.s.log.Error("mcpserver: two tools share a name; the second is not offered", "tool", t.Name)
-			continue
-		}
-		tool, err := mcpTool(t)
-		if err != nil {
-			c.s.log.Error("mcpserver: tool not offered", "tool", t.Name, "err", err)
-			continue
-		}
-		want[t.Name] = true
-		if !c.tools[t.Name] {
-			c.srv.AddTool(tool, c.callHandler(t.Name))
+	for _, tool := range tools {
+		want[tool.Name] = true
+		if !c.tools[tool.Name] {
+			c.srv.AddTool(tool, c.callHandler(tool.Name))
 		}
 	}
 	var gone []string
@@ -252,8 +247,36 @@ func (c *conn) syncToolsLocked() {
 	c.tools = want
 }
 
-// ErrSchema is returned for a tool whose input schema MCP cannot carry.
-var ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+// Why a tool is not offered. Check them with errors.Is.
+var (
+	// ErrSchema: the tool's input schema is not one MCP can carry.
+	ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+	// ErrCollision: another tool already has the name.
+	ErrCollision = errors.New("mcpserver: tool name collision")
+)
+
+// offered turns the chat's tools into MCP tools, in order. A tool whose name
+// an earlier one took, or whose schema MCP cannot carry, is left out, with
+// the reason among problems. (Pack names hold no "__", so "<pack>__<tool>"
+// cannot collide with another pack's tools or with a base tool; the check
+// keeps a future source of names from shadowing a tool silently.)
+func offered(in []llm.Tool) (tools []*mcp.Tool, problems []error) {
+	seen := map[string]bool{}
+	for _, t := range in {
+		if seen[t.Name] {
+			problems = append(problems, fmt.Errorf("%w: %s is offered twice; the second is left out", ErrCollision, t.Name))
+			continue
+		}
+		tool, err := mcpTool(t)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		seen[t.Name] = true
+		tools = append(tools, tool)
+	}
+	return tools, problems
+}
 
 // mcpTool turns a chat tool into an MCP tool. MCP requires an input schema
 // of type "object"; a schema that names no type gets it added (every tool

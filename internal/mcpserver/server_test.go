@@ -360,3 +360,24 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+func TestOfferedDetectsCollisions(t *testing.T) {
+	obj := json.RawMessage(`{"type":"object"}`)
+	tools, problems := offered([]llm.Tool{
+		{Name: "open_docs", InputSchema: obj},
+		{Name: "a__x", Description: "first", InputSchema: obj},
+		{Name: "a__x", Description: "second", InputSchema: obj},
+		{Name: "a__bad", InputSchema: json.RawMessage(`{"type":"string"}`)},
+		{Name: "a__y", InputSchema: obj},
+	})
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name+":"+tool.Description)
+	}
+	if want := []string{"open_docs:", "a__x:first", "a__y:"}; !slices.Equal(names, want) {
+		t.Errorf("offered = %v, want %v", names, want)
+	}
+	if len(problems) != 2 || !errors.Is(problems[0], ErrCollision) || !errors.Is(problems[1], ErrSchema) {
+		t.Errorf("problems = %v, want a collision, then a schema error", problems)
+	}
+}

@@ -6,6 +6,7 @@
 ;;   loop   never returns (the time limit must stop it)
 ;;   grow   grows its memory until refused, then traps
 ;;   trap   executes unreachable
+;;   rc     returns 7 without setting an error
 (module
   (import "extism:host/env" "input_length" (func $input_length (result i64)))
   (import "extism:host/env" "input_load_u8" (func $input_load_u8 (param i64) (result i32)))
@@ -60,4 +61,7 @@
     unreachable)
 
   (func (export "trap") (result i32)
-    unreachable))
+    unreachable)
+
+  (func (export "rc") (result i32)
+    (i32.const 7)))

@@ -170,6 +170,26 @@ mod tests {
         assert_eq!(parse("1\n2\n3\n", ',', 2).unwrap().len(), 2);
     }
 
+    /// Random inputs never panic; every parsed record comes back in order.
+    #[test]
+    fn random_inputs_never_panic() {
+        let alphabet = ['a', ',', ';', '"', '\n', '\r', ' ', '\t', 'é', '|'];
+        let mut state: u64 = 11;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        for _ in 0..20000 {
+            let len = next() % 40;
+            let text: String = (0..len).map(|_| alphabet[next() % alphabet.len()]).collect();
+            let d = CANDIDATES[next() % CANDIDATES.len()];
+            if let Ok(recs) = parse(&text, d, 0) {
+                assert!(recs.windows(2).all(|w| w[0].line < w[1].line), "{:?}", text);
+            }
+            sniff(&text);
+        }
+    }
+
     #[test]
     fn sniffing() {
         assert_eq!(sniff("a,b,c\n1,2,3\n"), ',');
