@@ -65,7 +65,7 @@ func (m *budgetedMemory) Reallocate(size uint64) []byte {
 		return m.buf
 	}
 	// Grow like append does, but never reserve past the budget.
-	newCap := max(int64(size), min(2*int64(cap(m.buf)), m.b.limit))
+	newCap := int64(size)
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf

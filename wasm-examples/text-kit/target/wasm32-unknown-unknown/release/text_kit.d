@@ -1,1 +1,0 @@
-/work/main/wasm-examples/text-kit/target/wasm32-unknown-unknown/release/text_kit.wasm: /work/main/wasm-examples/text-kit/src/abi.rs /work/main/wasm-examples/text-kit/src/case.rs /work/main/wasm-examples/text-kit/src/diff.rs /work/main/wasm-examples/text-kit/src/json.rs /work/main/wasm-examples/text-kit/src/lib.rs /work/main/wasm-examples/text-kit/src/text.rs
