@@ -263,6 +263,10 @@ func (g Grant) Path(hostPath string, write bool) Decision {
 	if !g.Has(n) {
 		return g.missing(n, hostPath)
 	}
+	if !filepath.IsAbs(hostPath) {
+		return deny(n, hostPath, LayerRequest, ErrNotRequested, "not an absolute path")
+	}
+	hostPath = filepath.Clean(hostPath)
 	for _, m := range g.g.mounts {
 		if write && !m.Writable {
 			continue
@@ -287,13 +291,18 @@ func inMount(m Mount, hostPath string) bool {
 	return ok
 }
 
-// inside reports whether path is root or below it, and the relative path.
+// inside reports whether path is root or below it, and the path relative
+// to root. Both must be absolute and clean.
 func inside(root, path string) (string, bool) {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
+	switch {
+	case path == root:
+		return ".", true
+	case root == string(filepath.Separator):
+		return path[1:], strings.HasPrefix(path, root)
+	case strings.HasPrefix(path, root) && path[len(root)] == filepath.Separator:
+		return path[len(root)+1:], true
 	}
-	return rel, true
+	return "", false
 }
 
 // Exercise is one use of a capability, as recorded in the audit log.

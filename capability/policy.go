@@ -50,9 +50,10 @@ type Policy struct {
 	blockedDigests []string
 	mandated       []string
 	never          []Name
-	ceilings       map[Name][]string // as written; a present key is a ceiling, an empty list allows nothing
-	ceilingItems   map[Name][]item   // the same, parsed; filesystem rules are expanded per call
-	limits         Limits            // zero fields set no ceiling
+	ceilings       map[Name][]string   // as written; a present key is a ceiling, an empty list allows nothing
+	ceilingItems   map[Name][]item     // the same, parsed (not filesystem rules)
+	ceilingRules   map[Name][]PathRule // filesystem ceilings, parsed; expanded per call
+	limits         Limits              // zero fields set no ceiling
 	preapprove     []preapproval
 	autoApprove    []string // call classes: "open_docs", "pack__tool", "pack__*"
 	neverApprove   []string
@@ -181,7 +182,7 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	if f.Version != 0 && f.Version != 1 {
 		return nil, fail("version", "version %d is not supported: this packs reads policy version 1", f.Version)
 	}
-	p := &Policy{source: file, ceilings: map[Name][]string{}, ceilingItems: map[Name][]item{}}
+	p := &Policy{source: file, ceilings: map[Name][]string{}, ceilingItems: map[Name][]item{}, ceilingRules: map[Name][]PathRule{}}
 	for i, s := range f.Packs.Blocked {
 		if !packNameRE.MatchString(s) {
 			return nil, fail(fmt.Sprintf("packs.blocked[%d]", i), "%q is not a pack name (a-z, 0-9 and inner '-')", s)
@@ -247,7 +248,13 @@ func (p *Policy) parseCeilings(c *ceilingsSection, fail failFunc) error {
 				return fail(fmt.Sprintf("%s[%d]", key, i), "%q: %v: fix or remove it", s, err)
 			}
 			list = appendUnique(list, s)
-			if it, ok := parseItem(n, s); ok && n != FilesystemRead && n != FilesystemWrite {
+			if n == FilesystemRead || n == FilesystemWrite {
+				if pr, err := ParsePathRule(s); err == nil {
+					p.ceilingRules[n] = append(p.ceilingRules[n], pr)
+				}
+				continue
+			}
+			if it, ok := parseItem(n, s); ok {
 				items = appendItem(items, it)
 			}
 		}
@@ -426,9 +433,9 @@ func (p *Policy) layer(n Name, space []item, env Env) layerVerdict {
 		return layerVerdict{allowed: true, resources: space, why: whyNoCeiling}
 	}
 	if n == FilesystemRead || n == FilesystemWrite {
-		ceil = []item{}
-		for _, s := range p.ceilings[n] {
-			if it, ok := userItem(n, s, env); ok {
+		ceil = make([]item, 0, len(p.ceilingRules[n]))
+		for _, pr := range p.ceilingRules[n] {
+			if it, ok := expandItem(pr, env); ok {
 				ceil = appendItem(ceil, it)
 			}
 		}

@@ -476,6 +476,9 @@ func checkResource(n Name, s string) error {
 
 // splitMount splits an absolute, cleaned path at its first glob element.
 func splitMount(s string, writable bool) Mount {
+	if !strings.ContainsAny(s, "*?[") {
+		return Mount{HostPath: s, Writable: writable}
+	}
 	els := strings.Split(s, string(filepath.Separator))
 	for i, el := range els {
 		if strings.ContainsAny(el, "*?[") {

@@ -121,6 +121,14 @@ func TestResolveLayers(t *testing.T) {
 			ask: func(g capability.Grant) capability.Decision { return g.Path("/home/ann/projects/a/b.txt", false) }, allow: true},
 		{name: "path outside", user: everything,
 			ask: func(g capability.Grant) capability.Decision { return g.Path("/home/ann/.ssh/id_ed25519", false) }, layer: capability.LayerRequest, sent: capability.ErrNotRequested},
+		{name: "path sibling with the same prefix", user: everything,
+			ask: func(g capability.Grant) capability.Decision { return g.Path("/home/ann/projectsX/a", false) }, layer: capability.LayerRequest, sent: capability.ErrNotRequested},
+		{name: "path escaping with ..", user: everything,
+			ask: func(g capability.Grant) capability.Decision { return g.Path("/ws/out/../../etc/passwd", true) }, layer: capability.LayerRequest, sent: capability.ErrNotRequested},
+		{name: "path unclean but inside", user: everything,
+			ask: func(g capability.Grant) capability.Decision { return g.Path("/ws/out/./a//b", true) }, allow: true},
+		{name: "path relative", user: everything,
+			ask: func(g capability.Grant) capability.Decision { return g.Path("ws/out/a", true) }, layer: capability.LayerRequest, sent: capability.ErrNotRequested},
 		{name: "path write needs write grant", user: all(capability.FilesystemRead),
 			ask: func(g capability.Grant) capability.Decision { return g.Path("/ws/out/x", true) }, layer: capability.LayerUser, sent: capability.ErrNotGranted},
 		{name: "path write granted", user: everything,
@@ -283,5 +291,38 @@ func TestZeroValuesGrantNothing(t *testing.T) {
 	var v capability.Verdict
 	if v != capability.Deny {
 		t.Error("zero Verdict is not Deny")
+	}
+}
+
+// TestGlobMounts checks mounts with a glob and a mount of the whole
+// filesystem root.
+func TestGlobMounts(t *testing.T) {
+	req := capability.Request{FilesystemRead: []string{"~/logs/*.log", "/"}, FilesystemWrite: []string{"~/out/*/result.json"}}
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, req, all(capability.FilesystemRead, capability.FilesystemWrite), nil, testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path  string
+		write bool
+		want  bool
+	}{
+		{"/home/ann/logs/app.log", false, true},
+		{"/etc/hosts", false, true}, // the "/" mount
+		{"/home/ann/out/run1/result.json", true, true},
+		{"/home/ann/out/run1/other.json", true, false},
+		{"/home/ann/out/run1/deep/result.json", true, false},
+		{"/home/ann/logs/app.log", true, false},
+	}
+	for _, tt := range tests {
+		if got := g.Path(tt.path, tt.write).Allowed(); got != tt.want {
+			t.Errorf("Path(%q, write=%v) = %v, want %v", tt.path, tt.write, got, tt.want)
+		}
+	}
+	pol := mustPolicy(t, "[ceilings]\nfilesystem_read = [\"~/logs\"]\n")
+	g, _ = capability.Resolve(capability.PackRef{Name: "p"}, req, all(capability.FilesystemRead), pol, testEnv)
+	// "/" is wider than the ceiling, so it becomes the whole of ~/logs.
+	if !g.Path("/home/ann/logs/app.txt", false).Allowed() || g.Path("/etc/hosts", false).Allowed() {
+		t.Errorf("ceiling ~/logs: mounts %v", g.Mounts())
 	}
 }

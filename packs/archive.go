@@ -260,20 +260,35 @@ func (x *extractor) file(name string, hdr *tar.Header, body io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrArchiveUnsafe, name, err)
 	}
-	n, err := io.Copy(f, body)
-	if err == nil && n != hdr.Size {
-		err = fmt.Errorf("%w: %s is truncated", ErrArchiveInvalid, name)
-	}
+	src := &readErrs{r: body}
+	n, err := io.Copy(f, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		if errors.Is(err, ErrArchiveTooLarge) || errors.Is(err, ErrArchiveInvalid) {
-			return err
-		}
+	switch {
+	case errors.Is(src.err, ErrArchiveTooLarge):
+		return src.err
+	case src.err != nil || err == nil && n != hdr.Size:
+		return fmt.Errorf("%w: %s is truncated or corrupt (%v): the file is not a valid .tar.gz", ErrArchiveInvalid, name, src.err)
+	case err != nil:
 		return fmt.Errorf("packs: extract %s: %w", name, err)
 	}
 	return nil
+}
+
+// readErrs remembers the error its reader returned, so a failed copy can
+// blame the archive (a read) or the disk (a write).
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrs) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // symlink creates a symlink whose target, resolved from the link's folder,

@@ -287,10 +287,16 @@ func TestExtractTarGzStreamBudget(t *testing.T) {
 
 func TestExtractTarGzInvalid(t *testing.T) {
 	valid := tarGz(t, file("p/SKILL.md", strings.Repeat("x", 5000)))
+	noise := make([]byte, 64<<10)
+	for i := range noise {
+		noise[i] = byte(i*7919>>3 ^ i)
+	}
+	midFile := tarGz(t, file("p/noise.bin", string(noise)))
 	tests := []struct {
 		name string
 		data []byte
 	}{
+		{"truncated inside a file", midFile[:len(midFile)*3/4]},
 		{"not gzip", []byte("PK\x03\x04 this is a zip")},
 		{"gzip of not tar", gz(t, []byte(strings.Repeat("hello ", 200)))},
 		{"truncated", valid[:len(valid)/2]},

@@ -64,8 +64,9 @@ func (m *budgetedMemory) Reallocate(size uint64) []byte {
 		m.buf = m.buf[:size]
 		return m.buf
 	}
-	// Grow like append does, but never reserve past the budget.
-	newCap := int64(size)
+	// Grow like append does for large slices (by a quarter), never
+	// reserving past the budget.
+	newCap := max(int64(size), min(int64(cap(m.buf))*5/4, m.b.limit))
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf

@@ -81,7 +81,8 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			}
 			ictx, intr, stop := interactiveSignals(ctx)
 			defer stop()
-			return terminal.Run(ictx, s, terminal.Options{In: c.stdin, Out: c.stdout, Provider: provider, NoTools: cfg.NoTools, Interrupts: intr})
+			return terminal.Run(ictx, s, terminal.Options{In: c.stdin, Out: c.stdout, Provider: provider, NoTools: cfg.NoTools, Interrupts: intr,
+				DiscardTypeAhead: isTerminal(os.Stdin)})
 		},
 	}
 	f := cmd.Flags()

@@ -50,9 +50,9 @@ func TestAddKilledMidInstall(t *testing.T) {
 	tmp := filepath.Join(home, "tmp")
 
 	// waitFor polls until a name matching pattern appears in tmp/, or the
-	// child exits, or a second passes.
+	// child exits, or ten full installs' time passes.
 	waitFor := func(pattern string, done <-chan struct{}) {
-		deadline := time.Now().Add(time.Second)
+		deadline := time.Now().Add(10 * full)
 		for time.Now().Before(deadline) {
 			if m, _ := filepath.Glob(filepath.Join(tmp, pattern)); len(m) > 0 {
 				return
@@ -73,6 +73,8 @@ func TestAddKilledMidInstall(t *testing.T) {
 			version = "1.0.0"
 		}
 		cmd := child("add", versions[version], "--grant", "network")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -89,6 +91,9 @@ func TestAddKilledMidInstall(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-done
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() && ws.ExitStatus() != 0 {
+			t.Fatalf("round %d: the child failed on its own: %v\n%s", i, cmd.ProcessState, stderr.String())
+		}
 		if left, _ := os.ReadDir(tmp); len(left) > 0 {
 			interrupted++
 		}

@@ -303,3 +303,19 @@ func TestModifiedPackIsRefused(t *testing.T) {
 		t.Errorf("attach of a modified pack: got %v, want ErrModified", err)
 	}
 }
+
+// TestClientRecorded: the client that drives a chat (an MCP client) is in
+// every later audit record.
+func TestClientRecorded(t *testing.T) {
+	h := newHarness(t, install{notesPack: nil})
+	s := h.open(Options{Attach: []string{"notes"}})
+	ctx := context.Background()
+	args := json.RawMessage(`{"pack_id":"notes"}`)
+	s.Call(ctx, ToolOpenDocs, args, &person{})
+	s.SetClient("mcp:test-client")
+	s.Call(ctx, ToolOpenDocs, args, &person{})
+	rows := h.invocations()
+	if len(rows) != 2 || strings.Contains(string(rows[0].Body), "client") || !strings.Contains(string(rows[1].Body), `"client":"mcp:test-client"`) {
+		t.Errorf("got %s and %s", rows[0].Body, rows[1].Body)
+	}
+}

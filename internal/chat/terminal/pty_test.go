@@ -52,7 +52,7 @@ func helper(dir, baseURL string) int {
 	}
 	intr := make(chan os.Signal, 1)
 	signal.Notify(intr, os.Interrupt)
-	if err := Run(ctx, s, Options{In: os.Stdin, Out: os.Stdout, Provider: p, Interrupts: intr}); err != nil {
+	if err := Run(ctx, s, Options{In: os.Stdin, Out: os.Stdout, Provider: p, Interrupts: intr, DiscardTypeAhead: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -35,6 +35,11 @@ type Options struct {
 	// Interrupts delivers Ctrl-C (SIGINT). Nil leaves Ctrl-C to the
 	// default, which ends the program.
 	Interrupts <-chan os.Signal
+	// DiscardTypeAhead drops lines typed before a card was shown, so that
+	// a "y" typed while the model was still talking cannot approve a call
+	// the person has not seen. Set it when In is a terminal; leave it off
+	// for scripted input.
+	DiscardTypeAhead bool
 }
 
 // state is what the chat is doing, which decides what Ctrl-C stops.
@@ -359,6 +364,11 @@ func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verd
 		u.state, u.denyCard = prev, nil
 		u.mu.Unlock()
 	}()
+	if u.opt.DiscardTypeAhead {
+		if n := u.drain(); n > 0 {
+			u.line("(ignored %d line(s) typed before this card)\n", n)
+		}
+	}
 	u.line("%s", Card(p))
 	for {
 		u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
@@ -384,6 +394,22 @@ func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verd
 			return capability.Deny, nil
 		case <-ctx.Done():
 			return capability.Deny, ctx.Err()
+		}
+	}
+}
+
+// drain discards the lines already typed, and reports how many.
+func (u *ui) drain() int {
+	n := 0
+	for {
+		select {
+		case _, ok := <-u.lines:
+			if !ok {
+				return n
+			}
+			n++
+		case <-time.After(10 * time.Millisecond):
+			return n
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,5 +239,60 @@ func TestCtrlCAtPromptLeaves(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "chat saved") {
 		t.Errorf("got %q", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the chat writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestTypeAheadIsDiscarded: a "y" typed before a card appears does not
+// approve the call.
+func TestTypeAheadIsDiscarded(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(
+		llmtest.Turn{Text: "Reading.", ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"SKILL.md"}`)}},
+		llmtest.Turn{Text: "Not read."},
+	)
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"notes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, w := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), s, Options{In: in, Out: out, Provider: openAI(t, srv), DiscardTypeAhead: true})
+	}()
+	io.WriteString(w, "read the docs\ny\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "[r]un, [d]eny") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no card:\n%s", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	io.WriteString(w, "d\n/exit\n")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "(ignored 1 line(s) typed before this card)") || !strings.Contains(got, "read_file: refused: ") {
+		t.Errorf("the type-ahead was not discarded:\n%s", got)
 	}
 }
