@@ -8,10 +8,9 @@ FUZZTIME ?= 30s
 # Minimizing each new input may take the whole FUZZTIME with the default 60s.
 FUZZMINIMIZETIME ?= 5s
 
-# TEST_DEPS is what `make test` builds first. Once wasm-examples/Makefile
-# exists, set it to `examples` so the tests find the built example packs:
-#   TEST_DEPS ?= examples
-TEST_DEPS ?=
+# TEST_DEPS is what `make test` builds first: the example packs' WebAssembly,
+# which the end-to-end tests of the runtime, chat and MCP server load.
+TEST_DEPS ?= examples
 
 .PHONY: build test bench examples run fuzz lint
 
@@ -19,10 +18,10 @@ TEST_DEPS ?=
 build:
 	$(GO) build -o $(BIN) ./cmd/packs
 
-## test: go vet, then every test (fuzz seeds included) with the race detector
-test: $(TEST_DEPS)
-	$(GO) vet ./...
-	$(GO) test -race ./...
+## test: lint, every Go test (fuzz seeds included) with the race detector, and the example guests' own tests
+test: $(TEST_DEPS) lint
+	$(GO) test -race -timeout 30m ./...
+	$(MAKE) -C wasm-examples test
 
 ## bench: every benchmark, as a Markdown table
 bench:

@@ -17,6 +17,11 @@ const pageSize = 64 << 10
 // asked for more than its budget: that is how a failed memory.grow becomes
 // ErrMemoryLimit instead of whatever the guest does next (a Go guest exits
 // with "out of memory", a Rust guest traps).
+//
+// Where the platform allows, each memory is a reservation of address space
+// outside the Go heap (see reserve in memory_unix.go): growing it copies nothing, and
+// closing the instance returns its pages at once. Elsewhere, and when the
+// reservation fails, it is a Go slice that grows like append.
 type memBudget struct {
 	limit int64        // bytes
 	used  atomic.Int64 // bytes held by all memories of the instance
@@ -27,39 +32,51 @@ func newMemBudget(pages uint32) *memBudget {
 	return &memBudget{limit: int64(pages) * pageSize}
 }
 
-// Allocate implements experimental.MemoryAllocator.
-func (b *memBudget) Allocate(capacity, _ uint64) experimental.LinearMemory {
-	return &budgetedMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit))}
+// Allocate implements experimental.MemoryAllocator. capacity is the
+// memory's declared minimum, maximum its declared maximum (4 GiB when none).
+func (b *memBudget) Allocate(capacity, maximum uint64) experimental.LinearMemory {
+	if m := b.reserve(capacity, maximum); m != nil {
+		return m
+	}
+	return &heapMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit))}
 }
 
 // exceeded reports whether the guest asked for more than its budget.
 func (b *memBudget) exceeded() bool { return b.hit.Load() }
 
-// budgetedMemory is one linear memory drawing on a memBudget.
-type budgetedMemory struct {
+// grow accounts for a memory growing from have to want bytes. The first
+// growth of a memory (first: to its declared minimum) is always granted:
+// the runtime has already refused a module whose minimum is over budget
+// (see newInstance), and wazero panics when that allocation fails. A later
+// growth past the budget is refused and remembered.
+func (b *memBudget) grow(have, want int64, first bool) bool {
+	if b.used.Add(want-have) > b.limit && !first {
+		b.used.Add(have - want)
+		b.hit.Store(true)
+		return false
+	}
+	return true
+}
+
+// heapMemory is a linear memory in a Go slice.
+type heapMemory struct {
 	b     *memBudget
 	buf   []byte
 	sized bool // the first Reallocate (the declared minimum) happened
 }
 
-// Reallocate implements experimental.LinearMemory. The first call sizes the
-// memory to its declared minimum; the runtime has already refused a module
-// whose minimum is over budget (see checkMemory), and returning nil there
-// would make wazero panic, so that call always succeeds. A later growth past
-// the budget returns nil, which memory.grow reports to the guest as -1.
-func (m *budgetedMemory) Reallocate(size uint64) []byte {
+// Reallocate implements experimental.LinearMemory. A nil result is what
+// memory.grow reports to the guest as -1.
+func (m *heapMemory) Reallocate(size uint64) []byte {
+	first := !m.sized
+	m.sized = true
 	if size <= uint64(len(m.buf)) {
-		m.sized = true
 		m.buf = m.buf[:size]
 		return m.buf
 	}
-	grow := int64(size) - int64(len(m.buf))
-	if m.b.used.Add(grow) > m.b.limit && m.sized {
-		m.b.used.Add(-grow)
-		m.b.hit.Store(true)
+	if !m.b.grow(int64(len(m.buf)), int64(size), first) {
 		return nil
 	}
-	m.sized = true
 	if size <= uint64(cap(m.buf)) {
 		m.buf = m.buf[:size]
 		return m.buf
@@ -75,4 +92,4 @@ func (m *budgetedMemory) Reallocate(size uint64) []byte {
 
 // Free implements experimental.LinearMemory: the garbage collector reclaims
 // the buffer once the instance is closed.
-func (m *budgetedMemory) Free() { m.buf = nil }
+func (m *heapMemory) Free() { m.buf = nil }

@@ -71,10 +71,12 @@ type Runtime struct {
 	wasi     wazero.Runtime // every WASI command, in one runtime
 	poolSize int
 
-	// ctx lives until Close: the pools' refill goroutines run under it.
+	// ctx lives until Close: the pools' refill goroutines (counted in wg)
+	// and the calls in flight (counted in calls) end with it.
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	calls  sync.WaitGroup
 
 	mu      sync.Mutex
 	closed  bool
@@ -132,9 +134,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return r, nil
 }
 
-// Close stops the pools' background work, closes every ready instance,
-// compiled module and plugin, and the cache. A call still running is stopped.
-// Close is idempotent.
+// Close stops the calls still running (they fail with ErrClosed) and waits
+// for them, stops the pools' background work, and closes every ready
+// instance, compiled module and plugin, and the cache. Close is idempotent;
+// it must not be called from inside a call.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closed {
@@ -146,7 +149,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.pools = map[poolKey]*pool{}
 	r.mu.Unlock()
 
+	// Guests are stopped before anything they use is closed: a linear
+	// memory is unmapped when its module closes (see memBudget).
 	r.cancel()
+	r.calls.Wait()
 	for _, p := range pools {
 		p.close(ctx)
 	}
@@ -232,9 +238,21 @@ func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if !inv.Approval.Covers(inv.ID) {
 		return Result{}, ErrNotApproved
 	}
-	if err := r.checkInvocation(inv); err != nil {
+	if err := checkInvocation(inv); err != nil {
 		return Result{}, err
 	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return Result{}, ErrClosed
+	}
+	r.calls.Add(1)
+	r.mu.Unlock()
+	defer r.calls.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(r.ctx, func() { cancel(ErrClosed) })()
+
 	lim := inv.Grant.Limits()
 	if int64(len(inv.Input)) > lim.InputBytes {
 		return Result{}, fmt.Errorf("%w: %d bytes of arguments, the limit is %d: send less, or raise [limits] input_bytes", ErrInputLimit, len(inv.Input), lim.InputBytes)
@@ -264,7 +282,7 @@ func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 }
 
 // checkInvocation rejects an invocation that is not well formed.
-func (r *Runtime) checkInvocation(inv Invocation) error {
+func checkInvocation(inv Invocation) error {
 	switch {
 	case inv.Pack == nil || inv.Tool == nil:
 		return errors.New("runtime: invocation without a pack or tool")
@@ -277,11 +295,6 @@ func (r *Runtime) checkInvocation(inv Invocation) error {
 	}
 	if t, ok := inv.Pack.Tool(inv.Tool.Name); !ok || t != inv.Tool {
 		return fmt.Errorf("runtime: tool %q is not one of pack %s's tools", inv.Tool.Name, inv.Pack.Name)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
 	}
 	return nil
 }

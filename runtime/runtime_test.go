@@ -704,3 +704,38 @@ func TestPoolRefills(t *testing.T) {
 	}
 	full()
 }
+
+// TestCloseStopsCallsInFlight closes the Runtime while guests run: each
+// call ends with ErrClosed, Close waits for them, and nothing crashes (their
+// memories are unmapped only after they stopped).
+func TestCloseStopsCallsInFlight(t *testing.T) {
+	h := newHarness(t, Config{})
+	loops := []*packs.Pack{
+		modulePack(t, "spin-wasi", "", "testdata/wasi_loop.wasm", map[string]string{"loop": ""}),
+		modulePack(t, "spin-extism", "", pluginWasm, map[string]string{"loop": "loop"}),
+	}
+	errs := make(chan error, 2*len(loops))
+	for _, p := range loops {
+		for range 2 {
+			inv := h.invocation(p, "loop", `{}`, h.grant(p, nil))
+			go func() {
+				_, err := h.rt.Invoke(context.Background(), inv)
+				errs <- err
+			}()
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let them start spinning
+	if err := h.rt.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * len(loops) {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("got %v, want ErrClosed", err)
+			}
+		default:
+			t.Fatal("Close returned before a call in flight ended")
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/packs-run/packs/packs"
 )
@@ -249,34 +250,54 @@ func TestJSONResult(t *testing.T) {
 }
 
 func TestMemBudget(t *testing.T) {
-	b := newMemBudget(4) // 256 KiB shared by every memory of the instance
-	m1 := b.Allocate(pageSize, 100*pageSize)
-	m2 := b.Allocate(pageSize, 100*pageSize)
-	steps := []struct {
-		m     interface{ Reallocate(uint64) []byte }
-		size  uint64
-		ok    bool
-		label string
-	}{
-		{m1, pageSize, true, "m1 minimum"},
-		{m2, pageSize, true, "m2 minimum"},
-		{m1, 2 * pageSize, true, "m1 to 2 pages"},
-		{m2, 2 * pageSize, true, "m2 to 2 pages: budget full"},
-		{m1, 3 * pageSize, false, "m1 past the budget"},
-		{m2, 2 * pageSize, true, "m2 stays"},
+	backings := map[string]func(b *memBudget, capacity, maximum uint64) experimental.LinearMemory{
+		"platform": func(b *memBudget, c, m uint64) experimental.LinearMemory { return b.Allocate(c, m) },
+		"heap":     func(b *memBudget, c, _ uint64) experimental.LinearMemory { return &heapMemory{b: b} },
 	}
-	for _, s := range steps {
-		buf := s.m.Reallocate(s.size)
-		if (buf != nil) != s.ok || s.ok && uint64(len(buf)) != s.size {
-			t.Fatalf("%s: got %d bytes (nil %v), want ok %v", s.label, len(buf), buf == nil, s.ok)
-		}
-	}
-	if !b.exceeded() {
-		t.Fatal("the refused growth was not remembered")
-	}
-	over := newMemBudget(1).Allocate(0, 0)
-	if buf := over.Reallocate(4 * pageSize); len(buf) != 4*pageSize {
-		t.Fatal("the first allocation (a module's declared minimum) must never fail")
+	for name, alloc := range backings {
+		t.Run(name, func(t *testing.T) {
+			b := newMemBudget(4) // 256 KiB shared by every memory of the instance
+			m1 := alloc(b, pageSize, 100*pageSize)
+			m2 := alloc(b, pageSize, 100*pageSize)
+			steps := []struct {
+				m     experimental.LinearMemory
+				size  uint64
+				ok    bool
+				label string
+			}{
+				{m1, pageSize, true, "m1 minimum"},
+				{m2, pageSize, true, "m2 minimum"},
+				{m1, 2 * pageSize, true, "m1 to 2 pages"},
+				{m2, 2 * pageSize, true, "m2 to 2 pages: budget full"},
+				{m1, 3 * pageSize, false, "m1 past the budget"},
+				{m2, 2 * pageSize, true, "m2 stays"},
+				{m1, 5 * pageSize, false, "m1 past its reservation"},
+			}
+			for _, s := range steps {
+				buf := s.m.Reallocate(s.size)
+				if (buf != nil) != s.ok || s.ok && uint64(len(buf)) != s.size {
+					t.Fatalf("%s: got %d bytes (nil %v), want ok %v", s.label, len(buf), buf == nil, s.ok)
+				}
+				if buf != nil {
+					buf[len(buf)-1] = 1 // the memory is writable to its end
+				}
+			}
+			if !b.exceeded() {
+				t.Fatal("the refused growth was not remembered")
+			}
+			if buf := m2.Reallocate(2 * pageSize); buf[pageSize-1] != 1 || buf[0] != 0 {
+				t.Fatal("the memory lost its content, or was not zeroed")
+			}
+			m1.Free()
+			m2.Free()
+
+			small := newMemBudget(1)
+			over := alloc(small, 4*pageSize, 4*pageSize)
+			if buf := over.Reallocate(4 * pageSize); len(buf) != 4*pageSize {
+				t.Fatal("the first allocation (a module's declared minimum) must never fail")
+			}
+			over.Free()
+		})
 	}
 }
 

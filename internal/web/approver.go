@@ -1,0 +1,153 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// pendingJSON is a call waiting for the person: what a tool card shows.
+type pendingJSON struct {
+	Invocation   string            `json:"invocation"`
+	CallID       string            `json:"call_id,omitempty"` // the model's id for the call
+	Chat         string            `json:"chat"`
+	Pack         string            `json:"pack,omitempty"`
+	Tool         string            `json:"tool"`
+	Class        string            `json:"class"`
+	BaseTool     bool              `json:"base_tool"`
+	Arguments    json.RawMessage   `json:"arguments"`
+	Capabilities []capability.Name `json:"capabilities"`
+	Touches      []string          `json:"touches"`
+	Since        time.Time         `json:"since"`
+}
+
+type waiting struct {
+	info   pendingJSON
+	answer chan capability.Verdict // buffered: one answer
+}
+
+// approvals holds the calls waiting for the person, across chats.
+type approvals struct {
+	mu sync.Mutex
+	m  map[string]*waiting
+}
+
+func newApprovals() *approvals { return &approvals{m: map[string]*waiting{}} }
+
+// list returns the waiting calls of chat ("" for every chat), oldest first.
+func (a *approvals) list(chat string) []pendingJSON {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []pendingJSON{}
+	for _, w := range a.m {
+		if chat == "" || w.info.Chat == chat {
+			out = append(out, w.info)
+		}
+	}
+	slices.SortFunc(out, func(x, y pendingJSON) int { return x.Since.Compare(y.Since) })
+	return out
+}
+
+// answer gives the waiting call inv the verdict v; false when no call of
+// that id waits (unknown, or already answered).
+func (a *approvals) answer(inv string, v capability.Verdict) bool {
+	a.mu.Lock()
+	w, ok := a.m[inv]
+	delete(a.m, inv)
+	a.mu.Unlock()
+	if ok {
+		w.answer <- v
+	}
+	return ok
+}
+
+// webApprover is the person in the browser. Each pending call becomes a tool
+// card; it waits until the person clicks Run, Deny or Always for this chat,
+// or the turn ends (deny).
+type webApprover struct {
+	all    *approvals
+	events *hub
+	callID func() string // the model's id of the call being decided
+}
+
+func (a *webApprover) Name() string { return "web" }
+
+func (a *webApprover) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
+	w := &waiting{answer: make(chan capability.Verdict, 1), info: pendingJSON{
+		Invocation: p.Invocation, CallID: a.callID(), Chat: p.Chat, Pack: p.Pack, Tool: p.Tool, Class: p.Class(), BaseTool: p.BaseTool,
+		Arguments: p.Arguments, Capabilities: orEmpty(p.Capabilities), Touches: orEmpty(p.Touches), Since: time.Now().UTC(),
+	}}
+	a.all.mu.Lock()
+	a.all.m[p.Invocation] = w
+	a.all.mu.Unlock()
+	a.events.publish("pending", w.info)
+	select {
+	case v := <-w.answer:
+		a.events.publish("decided", map[string]any{"invocation": p.Invocation, "verdict": v.String()})
+		return v, nil
+	case <-ctx.Done():
+		a.all.answer(p.Invocation, capability.Deny) // forget it; the buffered answer is dropped
+		a.events.publish("decided", map[string]any{"invocation": p.Invocation, "verdict": capability.Deny.String(), "reason": "the turn ended before an answer"})
+		return capability.Deny, nil
+	}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// byHand approves exactly the one call a person asked for on the packs page:
+// the click that sent the request is the approval.
+type byHand struct{ class string }
+
+func (b byHand) Name() string { return "web:by-hand" }
+
+func (b byHand) Approve(_ context.Context, p capability.Pending) (capability.Verdict, error) {
+	if p.Class() != b.class {
+		return capability.Deny, capability.ErrDefer
+	}
+	return capability.RunOnce, nil
+}
+
+func (s *Server) listPending(w http.ResponseWriter, r *http.Request) {
+	items := s.pending.list(r.URL.Query().Get("chat"))
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Always bool `json:"always"` // allow calls of this class for the rest of the chat
+	}
+	if r.ContentLength != 0 {
+		if err := readJSON(w, r, &body); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
+	v := capability.RunOnce
+	if body.Always {
+		v = capability.AllowChat
+	}
+	s.decide(w, r.PathValue("id"), v)
+}
+
+func (s *Server) deny(w http.ResponseWriter, r *http.Request) {
+	s.decide(w, r.PathValue("id"), capability.Deny)
+}
+
+func (s *Server) decide(w http.ResponseWriter, inv string, v capability.Verdict) {
+	if !s.pending.answer(inv, v) {
+		writeError(w, http.StatusNotFound, codeNotFound, "web: no call "+strings.TrimSpace(inv)+" waits for approval: it was already decided, or its turn ended")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"invocation": inv, "verdict": v.String()})
+}

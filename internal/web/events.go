@@ -1,0 +1,112 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxEvents bounds the events a chat keeps for late subscribers.
+const maxEvents = 4096
+
+// heartbeat keeps idle event streams open through proxies.
+const heartbeat = 15 * time.Second
+
+type event struct {
+	seq  int64
+	kind string
+	data []byte
+}
+
+// hub is one chat's event log: every subscriber sees every event, in order,
+// and one that (re)connects with Last-Event-ID misses nothing still kept.
+type hub struct {
+	mu     sync.Mutex
+	events []event
+	next   int64         // seq of the next event
+	wake   chan struct{} // closed at each publish
+}
+
+func newHub() *hub { return &hub{next: 1, wake: make(chan struct{})} }
+
+func (h *hub) publish(kind string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, event{seq: h.next, kind: kind, data: data})
+	h.next++
+	if len(h.events) > maxEvents {
+		h.events = h.events[len(h.events)-maxEvents:]
+	}
+	close(h.wake)
+	h.wake = make(chan struct{})
+}
+
+// since returns the events after seq, and a channel closed at the next
+// publish.
+func (h *hub) since(seq int64) ([]event, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []event
+	for _, e := range h.events {
+		if e.seq > seq {
+			out = append(out, e)
+		}
+	}
+	return out, h.wake
+}
+
+// events streams a chat's events as server-sent events: text, tool_start,
+// pending, decided, tool_done, notice, turn_done, turn_error.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, codeInternal, "web: streaming is not supported by this connection")
+		return
+	}
+	var after int64
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("after")
+	}
+	if last != "" {
+		if after, err = strconv.ParseInt(last, 10, 64); err != nil || after < 0 {
+			writeError(w, http.StatusBadRequest, codeBadRequest, "web: Last-Event-ID (or after) must be an event number")
+			return
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		evs, wake := cs.events.since(after)
+		for _, e := range evs {
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.seq, e.kind, e.data)
+			after = e.seq
+		}
+		fl.Flush()
+		select {
+		case <-wake:
+		case <-tick.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case <-r.Context().Done():
+			return
+		}
+	}
+}

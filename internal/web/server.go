@@ -1,0 +1,238 @@
+// Package web is the local web app and HTTP API of packs serve: a chat with
+// streaming replies (server-sent events), tool cards the person approves
+// with a click, the installed packs with what they ask for and hold, and the
+// audit trail.
+//
+// The API is JSON under /v1. Every error is {"error": {"code", "message",
+// "status"}}. The server binds to loopback unless told otherwise, requires a
+// bearer token beyond loopback, answers only to allowlisted Host and Origin
+// headers (DNS rebinding), and refuses cross-origin state changes (CSRF).
+// The UI is plain HTML, CSS and JavaScript embedded in the binary.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// DefaultAddr is where packs serve listens without --addr: loopback only.
+const DefaultAddr = "127.0.0.1:7777"
+
+var (
+	// ErrTokenRequired: the server would listen beyond loopback without a
+	// bearer token.
+	ErrTokenRequired = errors.New("web: a token is required to listen beyond loopback")
+	// ErrBadAddr: the listen address or an allowed host cannot be parsed.
+	ErrBadAddr = errors.New("web: bad listen address")
+	// ErrConfig: a required component is missing from Config.
+	ErrConfig = errors.New("web: incomplete configuration")
+)
+
+// Model is the language model chats talk to, as configured.
+type Model struct {
+	Provider llm.Provider // nil: no model is configured
+	// Describe says which model it is, for the UI ("openai llama3.2 at
+	// http://localhost:11434/v1"). It never holds the API key.
+	Describe string
+	NoTools  bool // the model cannot call tools
+}
+
+// Config configures a Server.
+type Config struct {
+	App   *app.App  // the state directory: packs, packs.db
+	Chat  chat.Deps // what each chat session works with
+	Model Model
+	// Addr is host:port; a missing host means 127.0.0.1 (DefaultAddr when
+	// empty).
+	Addr string
+	// AllowedHosts are extra Host header names the server answers to, e.g.
+	// a reverse proxy's. Loopback names and the bound host always are.
+	AllowedHosts []string
+	// Token, when set, must come with every request: as a bearer token, or
+	// in the cookie that opening /?token=TOKEN sets. Required beyond
+	// loopback.
+	Token   string
+	Version string
+	Logger  *slog.Logger
+	// HowToConfigure tells the person how to set a model, shown when none is
+	// configured.
+	HowToConfigure string
+}
+
+// Server is the web app. Build it with New, bind with Listen, run with
+// Serve.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	static  fs.FS
+	pending *approvals
+
+	mu    sync.Mutex
+	chats map[string]*chatState
+	base  context.Context // Serve's context: turns end with it
+	turns sync.WaitGroup
+}
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.App == nil:
+		return nil, fmt.Errorf("%w: no application (state directory)", ErrConfig)
+	case cfg.Chat.Store == nil || cfg.Chat.Audit == nil:
+		return nil, fmt.Errorf("%w: no chat dependencies (store, audit log)", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	static, err := fs.Sub(assets, "assets")
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), chats: map[string]*chatState{}, base: context.Background()}, nil
+}
+
+// Listen binds the configured address. It refuses an address beyond
+// loopback without a token.
+func (s *Server) Listen() (net.Listener, error) {
+	addr, err := listenAddr(s.cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if !isLoopbackHost(host) && s.cfg.Token == "" {
+		return nil, fmt.Errorf("%w: %s is not loopback: set a token (PACKS_SERVE_TOKEN or --token-file), or listen on 127.0.0.1", ErrTokenRequired, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("web: listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve answers requests on ln until ctx ends, then stops running turns
+// (a pending approval is denied), waits for them and returns nil.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	h, err := s.Handler(ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.base = tctx
+	s.mu.Unlock()
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return tctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		cancel()
+		s.turns.Wait()
+		return fmt.Errorf("web: %w", err)
+	case <-ctx.Done():
+	}
+	cancel()
+	sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	err = hs.Shutdown(sctx)
+	s.turns.Wait()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
+
+// Handler is the whole app behind its guard, for a server bound at
+// boundAddr (host:port): the port and host go into the Host allowlist.
+func (s *Server) Handler(boundAddr string) (http.Handler, error) {
+	g, err := newGuard(boundAddr, s.cfg.AllowedHosts, s.cfg.Token)
+	if err != nil {
+		return nil, err
+	}
+	return g.wrap(s.routes()), nil
+}
+
+// routes maps every path of the API and the UI.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", s.status)
+	mux.HandleFunc("GET /v1/capabilities", s.listCapabilities)
+	mux.HandleFunc("GET /v1/capabilities/{id}", s.getCapability)
+
+	mux.HandleFunc("GET /v1/packs", s.listPacks)
+	mux.HandleFunc("POST /v1/packs", s.installPack)
+	mux.HandleFunc("GET /v1/packs/{name}", s.getPack)
+	mux.HandleFunc("POST /v1/packs/{name}/grants", s.grant)
+	mux.HandleFunc("DELETE /v1/packs/{name}/grants/{capability}", s.revoke)
+
+	mux.HandleFunc("GET /v1/chats", s.listChats)
+	mux.HandleFunc("POST /v1/chats", s.createChat)
+	mux.HandleFunc("GET /v1/chats/{id}", s.getChat)
+	mux.HandleFunc("POST /v1/chats/{id}/packs", s.attach)
+	mux.HandleFunc("DELETE /v1/chats/{id}/packs/{pack}", s.detach)
+	mux.HandleFunc("POST /v1/chats/{id}/messages", s.send)
+	mux.HandleFunc("POST /v1/chats/{id}/stop", s.stop)
+	mux.HandleFunc("POST /v1/chats/{id}/calls", s.callByHand)
+	mux.HandleFunc("GET /v1/chats/{id}/events", s.events)
+	mux.HandleFunc("GET /v1/chats/{id}/artifacts", s.listArtifacts)
+	mux.HandleFunc("GET /v1/chats/{id}/files/{path...}", s.file)
+
+	mux.HandleFunc("GET /v1/invocations", s.listPending)
+	mux.HandleFunc("POST /v1/invocations/{id}/approve", s.approve)
+	mux.HandleFunc("POST /v1/invocations/{id}/deny", s.deny)
+
+	mux.HandleFunc("GET /v1/audit", s.audit)
+	mux.HandleFunc("GET /v1/audit/verify", s.verifyAudit)
+
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: see docs for the /v1 API", r.Method, r.URL.Path))
+	})
+	mux.Handle("GET /", s.ui())
+	return mux
+}
+
+// ui serves the embedded assets with a strict content security policy: the
+// page runs only its own script, and nothing may frame it.
+func (s *Server) ui() http.Handler {
+	files := http.FileServerFS(s.static)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// status tells the UI the version and whether a model is configured.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		Configured     bool   `json:"configured"`
+		Describe       string `json:"describe,omitempty"`
+		NoTools        bool   `json:"no_tools"`
+		HowToConfigure string `json:"how_to_configure,omitempty"`
+	}
+	m := model{Configured: s.cfg.Model.Provider != nil, Describe: s.cfg.Model.Describe, NoTools: s.cfg.Model.NoTools}
+	if !m.Configured {
+		m.HowToConfigure = s.cfg.HowToConfigure
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"version": s.cfg.Version, "home": s.cfg.App.Home.Dir(), "model": m})
+}
