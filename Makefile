@@ -8,18 +8,21 @@ FUZZTIME ?= 30s
 # Minimizing each new input may take the whole FUZZTIME with the default 60s.
 FUZZMINIMIZETIME ?= 5s
 
-# TEST_DEPS is what `make test` builds first: the example packs' WebAssembly,
-# which the end-to-end tests of the runtime, chat and MCP server load.
-TEST_DEPS ?= examples
 
-.PHONY: build test bench examples run fuzz lint
+.PHONY: build deps test bench examples run fuzz lint
 
 ## build: the packs binary in bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/packs
 
+## deps: install missing Debian packages (Rust to WASM, wabt, binaryen); `make test` adds the test-only ones
+deps:
+	scripts/deps.sh
+
 ## test: lint, every Go test (fuzz seeds included) with the race detector, and the example guests' own tests
-test: $(TEST_DEPS) lint
+test: lint
+	WITH_TEST_DEPS=1 scripts/deps.sh
+	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) -C wasm-examples test
 
@@ -28,7 +31,7 @@ bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./... 2>&1 | $(GO) run ./internal/tools/benchtable
 
 ## examples: build the example packs' WebAssembly tools
-examples:
+examples: deps
 	$(MAKE) -C wasm-examples
 
 ## run: build, then list the installed packs

@@ -3,7 +3,9 @@ package capability
 import "slices"
 
 // LockCapability is how packs.lock records one capability of a pack, spec
-// 001's `network = { granted = true, resources = [...] }`.
+// 001's `network = { granted = true, resources = [...] }`. Resources are the
+// granted resources (spec 001's `commands = ["aws", "eksctl"]`, a subset of
+// the request), empty when the capability is not granted.
 type LockCapability struct {
 	Granted   bool
 	Resources []string

@@ -185,28 +185,44 @@ func (s *Staged) Name() string { return filepath.Base(s.dir) }
 
 // Commit installs the staged pack as packs/<name>, atomically replacing an
 // installed version, and records its lock entry with grant as the granted
-// capabilities (each must be one the pack asks for, else ErrNotRequested).
-// A crash at any moment leaves either the old installation or the new one;
-// the next OpenHome finishes the job. The Staged is spent afterwards.
+// capabilities, each with everything the pack asks for under it (each must
+// be one the pack asks for, else ErrNotRequested). A crash at any moment
+// leaves either the old installation or the new one; the next OpenHome
+// finishes the job. The Staged is spent afterwards.
 func (s *Staged) Commit(ctx context.Context, grant []capability.Name) (LockEntry, error) {
+	grants := make([]capability.UserGrant, len(grant))
+	for i, n := range grant {
+		grants[i] = capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
+	}
+	return s.CommitGrants(ctx, grants)
+}
+
+// CommitGrants is Commit with grants as a person writes them (see
+// capability.ParseGrantList): a grant may narrow the resources of its
+// capability, and its lock entry records exactly the granted resources
+// (capability.ToLock). Each grant must be persistent and within what the
+// pack asks for: a capability it does not ask for is ErrNotRequested, a
+// wider resource or another scope a *capability.SpecError.
+func (s *Staged) CommitGrants(ctx context.Context, grants []capability.UserGrant) (LockEntry, error) {
 	if s.release == nil {
 		return LockEntry{}, errors.New("packs: commit: the staged pack was already committed or discarded")
 	}
 	req := s.Pack.Request()
-	var caps map[capability.Name]LockCapability
-	for _, n := range req.Names() {
-		if caps == nil {
-			caps = map[capability.Name]LockCapability{}
+	for _, u := range grants {
+		switch {
+		case !req.Has(u.Capability):
+			return LockEntry{}, fmt.Errorf("%w: %s does not ask for %s: grant only what it asks for", ErrNotRequested, s.Name(), u.Capability)
+		case u.Scope != capability.ScopePersistent:
+			return LockEntry{}, fmt.Errorf("packs: install %s: %w", s.Name(), &capability.SpecError{Spec: u.String(),
+				Reason: "scope " + string(u.Scope) + ": a grant made at install lasts until revoked; grant chat or once scopes later with packs grant"})
 		}
-		caps[n] = LockCapability{Resources: req.Resources(n)}
+		if err := capability.CheckGrant(req, u); err != nil {
+			return LockEntry{}, fmt.Errorf("packs: install %s: %w", s.Name(), err)
+		}
 	}
-	for _, n := range grant {
-		c, ok := caps[n]
-		if !ok {
-			return LockEntry{}, fmt.Errorf("%w: %s does not ask for %s: grant only what it asks for", ErrNotRequested, s.Name(), n)
-		}
-		c.Granted = true
-		caps[n] = c
+	var caps map[capability.Name]LockCapability
+	if len(req.Names()) > 0 {
+		caps = capability.ToLock(req, grants)
 	}
 	e := LockEntry{
 		Name: s.Name(), Source: s.Source, Integrity: s.Integrity,

@@ -116,8 +116,12 @@ func TestInstallFolder(t *testing.T) {
 	if got := e.Granted(); !slices.Equal(got, []capability.Name{capability.Network}) {
 		t.Errorf("granted: got %v, want [network]", got)
 	}
-	if got := e.Capabilities[capability.EnvRead]; got.Granted || !slices.Equal(got.Resources, []string{"LANG", "LC_*"}) {
-		t.Errorf("env_read: got %+v, want requested, not granted", got)
+	// The lock lists every requested capability with its granted resources.
+	if got := e.Capabilities[capability.EnvRead]; got.Granted || len(got.Resources) != 0 {
+		t.Errorf("env_read: got %+v, want requested, not granted, no resources", got)
+	}
+	if got := e.Capabilities[capability.Network]; !got.Granted || !slices.Equal(got.Resources, []string{"api.example.com"}) {
+		t.Errorf("network: got %+v, want granted with everything requested", got)
 	}
 	if st.Pack.Dir != dir {
 		t.Errorf("Pack.Dir: got %s, want %s", st.Pack.Dir, dir)

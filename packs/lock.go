@@ -55,10 +55,13 @@ func (e *LockError) Unwrap() error { return ErrLockInvalid }
 //
 //	[packs.capabilities]
 //	network = { granted = true, resources = ["api.weather.example"] }
-//	env_read = { granted = false, resources = ["WEATHER_*"] }
+//	env_read = { granted = false, resources = [] }
 //
 // Every capability the pack asks for is listed, granted or not, so the file
-// shows both what was requested and what the person said yes to.
+// shows which capabilities were requested and what the person said yes to.
+// The capabilities mirror the person's persistent grants in packs.db (see
+// Home.SetCapabilities); they are not covered by the integrity digest, which
+// covers the pack's files only.
 type Lockfile struct {
 	Packs []LockEntry // sorted by name
 }
@@ -73,11 +76,13 @@ type LockEntry struct {
 	Capabilities map[capability.Name]LockCapability
 }
 
-// LockCapability is one requested capability and whether it was granted.
-type LockCapability struct {
-	Granted   bool
-	Resources []string // what the pack asked for under this capability
-}
+// LockCapability is one requested capability, whether it was granted and
+// the resources granted under it (spec 001 writes terminal_exec = { granted
+// = true, commands = ["aws", "eksctl"] }, a subset of what the skill asked
+// for). Resources are empty when the capability is not granted; what the
+// pack asks for is in its skill.toml, which the integrity digest covers.
+// It is capability.LockCapability, so capability.ToLock builds it.
+type LockCapability = capability.LockCapability
 
 // Granted lists the granted capabilities in the order of capability.All.
 func (e LockEntry) Granted() []capability.Name {

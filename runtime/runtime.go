@@ -236,6 +236,12 @@ type Result struct {
 // itself fails. A missing grant wraps capability.ErrDenied.
 func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	if !inv.Approval.Covers(inv.ID) {
+		// Recorded so that a caller that skipped the gate shows in the
+		// audit log; a failed record cannot make the call run.
+		if inv.Recorder != nil && inv.Pack != nil && inv.Tool != nil {
+			_ = inv.Recorder.RecordExercise(capability.Exercise{Pack: inv.Pack.Name, Tool: inv.Tool.Name, Invocation: inv.ID,
+				Layer: capability.LayerGate, Reason: ErrNotApproved.Error(), Time: time.Now().UTC()})
+		}
 		return Result{}, ErrNotApproved
 	}
 	if err := checkInvocation(inv); err != nil {

@@ -18,30 +18,29 @@ func (c *cli) addCommand() *cobra.Command {
 	var grantFlag string
 	var yes bool
 	cmd := &cobra.Command{
-		Use:   "add SOURCE [--grant all|none|CAP,...] [--yes]",
+		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes]",
 		Short: "Install a pack from a folder or a .tar.gz",
 		Long: `add installs a pack from a folder or a local .tar.gz/.tgz archive. It
-validates the pack (and refuses it when there are errors), shows what the
-pack asks for, then installs it atomically and records it in packs.lock.
+validates the pack (and refuses it when there are errors, or when the
+enterprise policy blocks it), shows what the pack asks for, then installs it
+atomically and records it in packs.lock.
 
 --grant decides which requested capabilities are granted: "all", "none", or
-a comma-separated list such as "network,env_read". Without --grant, a person
-at a terminal is asked about each capability; without a terminal nothing is
-granted. --yes skips the questions (and grants only what --grant says): it
-approves the install, never a capability.`,
+a comma-separated list in the syntax of packs grant, such as
+"network,env_read" or "network=api.example.com,env_read" (only that host).
+Without --grant, a person at a terminal is asked about each capability;
+without a terminal nothing is granted. Capabilities the enterprise policy
+pre-approves are shown as such and not asked about. --yes skips the
+questions (and grants only what --grant says): it approves the install,
+never a capability.`,
 		Args: nargs(1, 1, "one SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			choice, err := parseGrant(grantFlag)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
 			a, err := c.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			a.Installed = append(a.Installed, precompileHook(a), grantsHook(a))
 			st, err := a.Home.Stage(ctx, args[0], packs.StageOptions{})
 			var le *packs.LoadError
 			if errors.As(err, &le) {
@@ -55,12 +54,18 @@ approves the install, never a capability.`,
 				return err
 			}
 			defer st.Discard()
+			ref := capability.PackRef{Name: st.Name(), Digest: st.Integrity}
+			if err := a.Policy.Blocked(ref); err != nil {
+				return exitWith(exitDenied, fmt.Errorf("add %s: blocked by policy %s: %s: ask the policy's administrator, or choose another pack",
+					st.Name(), a.Policy.Source(), blockReason(a.Policy, ref)))
+			}
 			for _, f := range st.Findings {
 				fmt.Fprintln(c.stderr, f.String())
 			}
 			req := st.Pack.Request()
-			showRequest(c.stdout, st, req)
-			grant, err := c.decideGrants(choice, req, yes)
+			pre := preApproved(a.Policy, ref, req)
+			showRequest(c.stdout, st, req, pre, a.Policy.Source())
+			grants, err := c.decideGrants(grantFlag, req, pre, yes)
 			if err != nil {
 				return err
 			}
@@ -73,93 +78,99 @@ approves the install, never a capability.`,
 					return errors.New("add: not installed: you declined")
 				}
 			}
-			e, err := a.Install(ctx, st, grant)
+			a.Installed = append(a.Installed, precompileHook(a), grantsHook(a, grants))
+			e, err := a.InstallGrants(ctx, st, grants)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
-			if names := capNames(e.Granted()); names != "" {
-				fmt.Fprintf(c.stdout, "granted: %s\n", names)
+			if len(grants) > 0 {
+				specs := make([]string, len(grants))
+				for i, u := range grants {
+					specs[i] = u.String()
+				}
+				fmt.Fprintf(c.stdout, "granted: %s\n", strings.Join(specs, ", "))
+			}
+			if len(pre) > 0 {
+				fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), capNames(pre))
 			}
 			var denied []capability.Name
 			for _, n := range e.Requested() {
-				if !e.Capabilities[n].Granted {
+				if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
 					denied = append(denied, n)
 				}
 			}
 			if len(denied) > 0 {
-				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs add --grant)\n", capNames(denied))
+				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&grantFlag, "grant", "", `capabilities to grant: "all", "none" or CAP,CAP,...`)
+	cmd.Flags().StringVar(&grantFlag, "grant", "", `capabilities to grant: "all", "none" or CAP[=RES,...],... as in packs grant`)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking (grants only what --grant says)")
 	return cmd
 }
 
-// grantChoice is a parsed --grant.
-type grantChoice struct {
-	set   bool // --grant was given
-	all   bool
-	names []capability.Name
+// blockReason says which list of the policy blocks ref: its name or its
+// content digest.
+func blockReason(pol *capability.Policy, ref capability.PackRef) string {
+	if pol.Blocked(capability.PackRef{Name: ref.Name}) != nil {
+		return fmt.Sprintf("pack %q is listed in [packs] blocked", ref.Name)
+	}
+	return fmt.Sprintf("its content %s is listed in [packs] blocked_digests", ref.Digest)
 }
 
-// parseGrant parses --grant: "", "all", "none" or a list of capability names.
-func parseGrant(s string) (grantChoice, error) {
-	switch s = strings.TrimSpace(s); s {
-	case "":
-		return grantChoice{}, nil
-	case "all":
-		return grantChoice{set: true, all: true}, nil
-	case "none":
-		return grantChoice{set: true}, nil
-	}
-	g := grantChoice{set: true}
-	for _, part := range strings.Split(s, ",") {
-		n, err := capability.ParseName(strings.TrimSpace(part))
-		if err != nil {
-			return g, usageError("add: --grant: %v, or all, or none", err)
-		}
-		if !slices.Contains(g.names, n) {
-			g.names = append(g.names, n)
+// preApproved lists the requested capabilities the policy grants ref
+// without asking, in the order of capability.All.
+func preApproved(pol *capability.Policy, ref capability.PackRef, req capability.Request) []capability.Name {
+	var out []capability.Name
+	for _, n := range req.Names() {
+		if pol.PreApproved(ref, n) {
+			out = append(out, n)
 		}
 	}
-	return g, nil
+	return out
 }
 
-// decideGrants turns --grant, or the person's answers, into the granted
-// capabilities.
-func (c *cli) decideGrants(g grantChoice, req capability.Request, yes bool) ([]capability.Name, error) {
-	requested := req.Names()
+// decideGrants turns --grant (capability.ParseGrantList, as packs grant
+// reads it), or the person's answers, into the persistent grants made at
+// install. Pre-approved capabilities are not asked about: the policy grants
+// them.
+func (c *cli) decideGrants(flag string, req capability.Request, pre []capability.Name, yes bool) ([]capability.UserGrant, error) {
 	switch {
-	case g.all:
-		return requested, nil
-	case g.set:
-		for _, n := range g.names {
-			if !slices.Contains(requested, n) {
-				return nil, usageError("add: --grant %s: the pack does not ask for it (it asks for: %s)", n, orNone(capNames(requested)))
+	case flag != "":
+		grants, err := capability.ParseGrantList(flag, req, capability.ScopePersistent)
+		if err != nil {
+			return nil, usageError("add: --grant: %s (the pack asks for: %s)", strings.TrimPrefix(err.Error(), "capability: "), orNone(capNames(req.Names())))
+		}
+		for _, u := range grants {
+			if u.Scope != capability.ScopePersistent {
+				return nil, usageError("add: --grant %s=%s: a grant made at install lasts until revoked; grant for one chat with packs grant --chat", u.Capability, u.Scope)
 			}
 		}
-		return g.names, nil
+		return grants, nil
 	case !c.interactive || yes:
 		return nil, nil
 	}
-	var out []capability.Name
-	for _, n := range requested {
+	var out []capability.UserGrant
+	for _, n := range req.Names() {
+		if slices.Contains(pre, n) {
+			continue
+		}
 		ok, err := c.ask(fmt.Sprintf("Grant %s (%s)?", n, strings.Join(req.Resources(n), ", ")), false)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			out = append(out, n)
+			out = append(out, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
 		}
 	}
 	return out, nil
 }
 
 // showRequest prints the pack and what it asks for.
-func showRequest(w io.Writer, st *packs.Staged, req capability.Request) {
+// pre are the capabilities the policy (from source) pre-approves.
+func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []capability.Name, source string) {
 	p := st.Pack
 	version := ""
 	if p.Manifest != nil && p.Manifest.Version != "" {
@@ -180,7 +191,11 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request) {
 	fmt.Fprintln(w, "it asks for:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, n := range req.Names() {
-		fmt.Fprintf(tw, "  %s\t%s\n", n, strings.Join(req.Resources(n), ", "))
+		note := ""
+		if slices.Contains(pre, n) {
+			note = "\tgranted: pre-approved by policy " + source
+		}
+		fmt.Fprintf(tw, "  %s\t%s%s\n", n, strings.Join(req.Resources(n), ", "), note)
 	}
 	if len(req.TerminalExec.Blocked) > 0 {
 		fmt.Fprintf(tw, "  (blocked commands)\t%s\n", strings.Join(req.TerminalExec.Blocked, ", "))

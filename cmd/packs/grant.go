@@ -69,6 +69,9 @@ the command shows what the pack ends up with.`,
 				}
 				fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
 			}
+			if _, err := a.MirrorGrants(ctx, p.Name); err != nil {
+				return err
+			}
 			pol := a.Policy
 			user, err := a.DB.PeekGrants(ctx, p.Name, chat)
 			if err != nil {
@@ -122,6 +125,17 @@ policy pre-approves it, until you grant it again.`,
 					return err
 				}
 				fmt.Fprintf(c.stdout, "revoked %s from %s (%s withdrawn)\n", n, args[0], plural(int(k), "live grant"))
+			}
+			// packs.db, where every check reads grants, is revoked; the
+			// lock entry follows. A pack that is not installed has none,
+			// and a modified one does not run.
+			_, err = a.MirrorGrants(ctx, args[0])
+			switch {
+			case errors.Is(err, packs.ErrNotInstalled):
+			case errors.Is(err, packs.ErrModified):
+				fmt.Fprintf(c.stdout, "note: %v\n", err)
+			case err != nil:
+				return err
 			}
 			return nil
 		},
@@ -195,19 +209,21 @@ func (c *cli) explainEnv(a *app.App) capability.Env {
 }
 
 // grantsHook is an App.Installed hook: it records in packs.db, the source of
-// every grant check, the capabilities packs add granted (a reinstall replaces
-// the pack's earlier grants: new content is a new decision).
-func grantsHook(a *app.App) func(context.Context, packs.LockEntry) error {
+// every grant check, the grants packs add made (a reinstall replaces the
+// pack's earlier grants: new content is a new decision), then mirrors them
+// into the lock entry.
+func grantsHook(a *app.App, grants []capability.UserGrant) func(context.Context, packs.LockEntry) error {
 	return func(ctx context.Context, e packs.LockEntry) error {
 		if err := a.DB.DeleteGrants(ctx, e.Name); err != nil {
 			return err
 		}
-		for _, n := range e.Granted() {
-			if err := a.DB.PutGrant(ctx, e.Name, "", capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}); err != nil {
-				return fmt.Errorf("add: %s is installed, but its grants were not recorded: run packs grant %s %s: %w", e.Name, e.Name, n, err)
+		for _, u := range grants {
+			if err := a.DB.PutGrant(ctx, e.Name, "", u); err != nil {
+				return fmt.Errorf("add: %s is installed, but its grants were not recorded: run packs grant %s %s: %w", e.Name, e.Name, u, err)
 			}
 		}
-		return nil
+		_, err := a.MirrorGrants(ctx, e.Name)
+		return err
 	}
 }
 
@@ -233,10 +249,7 @@ func personGrants(ctx context.Context, a *app.App, name, chat string, entry *pac
 	if err != nil || len(user) > 0 {
 		return user, err
 	}
-	for _, n := range entry.Granted() {
-		user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
-	}
-	return user, nil
+	return capability.FromLock(entry.Capabilities), nil
 }
 
 // joinOr joins list, or says none.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,55 +16,144 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/packs"
 )
 
 func (c *cli) listCommand() *cobra.Command {
 	var asJSON bool
+	var dirs []string
 	cmd := &cobra.Command{
-		Use:   "list [--json]",
-		Short: "List installed packs",
+		Use:   "list [--json] [--dir DIR]...",
+		Short: "List installed and discovered packs",
 		Long: `list shows the installed packs: name, version, status, tools, requested and
 granted capabilities, and source. Status is "ok", "modified" (the files no
-longer match packs.lock, so the pack does not run) or "missing". With --json
-it prints one JSON array.`,
+longer match packs.lock, so the pack does not run) or "missing".
+
+It also shows the packs discovered in the folders given by --dir (repeatable)
+and then in $PACKS_PATH (colon-separated), scanned in that order. When two
+packs share a name the first one wins: an installed pack before any
+discovered one, then earlier folders before later ones. A discovered pack has
+status "discovered", one hidden by a winner of the same name "hidden".
+Discovery warnings go to stderr. With --json it prints one JSON array.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.open(cmd.Context())
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			list, err := a.Packs(cmd.Context())
+			list, err := a.Packs(ctx)
 			if err != nil {
 				return err
 			}
+			out := make([]packJSON, len(list))
+			for i, ip := range list {
+				out[i] = toJSON(ip)
+			}
+			found, err := c.discover(ctx, dirs, out)
+			if err != nil {
+				return err
+			}
+			out = append(out, found...)
 			if asJSON {
-				out := make([]packJSON, len(list))
-				for i, ip := range list {
-					out[i] = toJSON(ip)
-				}
 				return writeJSON(c.stdout, out)
 			}
-			if len(list) == 0 {
+			if len(out) == 0 {
 				fmt.Fprintln(c.stderr, "no packs installed: add one with packs add SOURCE")
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tTOOLS\tREQUESTED\tGRANTED\tSOURCE")
-			for _, ip := range list {
-				j := toJSON(ip)
+			for _, j := range out {
+				source := j.Source
+				if j.HiddenBy != "" {
+					source += " (hidden by " + j.HiddenBy + ")"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, dash(j.Version), j.Status,
 					dash(strings.Join(j.Tools, ",")), dash(strings.Join(names(j.Requested), ",")),
-					dash(strings.Join(j.Granted, ",")), j.Source)
+					dash(strings.Join(j.Granted, ",")), source)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON array")
+	cmd.Flags().StringArrayVar(&dirs, "dir", nil, "a folder of packs to discover (repeatable; scanned before $PACKS_PATH)")
 	return cmd
 }
 
-// packJSON is an installed pack in list --json and info --json.
+// Statuses of packs that are discovered, not installed.
+const (
+	statusDiscovered app.Status = "discovered" // found in a --dir or $PACKS_PATH folder
+	statusHidden     app.Status = "hidden"     // found, but a pack of the same name comes first
+)
+
+// discover scans the --dir folders, then $PACKS_PATH, with packs.Discover
+// and returns the packs found, each loaded for its version, tools and
+// request. A pack named like an installed one, or like one found in an
+// earlier folder, is listed as hidden by it. Findings go to stderr.
+func (c *cli) discover(ctx context.Context, dirs []string, installed []packJSON) ([]packJSON, error) {
+	roots := slices.Clone(dirs)
+	for _, r := range filepath.SplitList(c.getenv("PACKS_PATH")) {
+		if r != "" {
+			roots = append(roots, r)
+		}
+	}
+	if len(roots) == 0 {
+		return nil, nil
+	}
+	res, err := packs.Discover(ctx, roots, packs.DiscoverOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range res.Findings {
+		fmt.Fprintln(c.stderr, f.String())
+	}
+	var out []packJSON
+	for _, s := range res.Packs {
+		j := packJSON{Name: s.Name, Description: s.Description, Source: fileURL(s.Dir), Dir: s.Dir, Origin: originDiscovered,
+			Status: statusDiscovered, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{}}
+		if slices.ContainsFunc(installed, func(i packJSON) bool { return i.Name == s.Name }) {
+			j.Status, j.HiddenBy = statusHidden, originInstalled
+		}
+		p, err := packs.Load(s.Dir, packs.LoadOptions{})
+		if err != nil {
+			j.Error = err.Error()
+			out = append(out, j)
+			continue
+		}
+		if p.Manifest != nil {
+			j.Version = p.Manifest.Version
+		}
+		for _, t := range p.Tools {
+			j.Tools = append(j.Tools, t.Name)
+		}
+		req := p.Request()
+		for _, n := range req.Names() {
+			j.Requested = append(j.Requested, capabilityUse{Capability: n, Resources: req.Resources(n), GrantedResources: []string{}})
+		}
+		out = append(out, j)
+	}
+	for _, col := range res.Collisions {
+		out = append(out, packJSON{Name: col.Name, Source: fileURL(col.Loser), Dir: col.Loser, Origin: originDiscovered,
+			Status: statusHidden, HiddenBy: col.Winner, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{}})
+	}
+	return out, nil
+}
+
+// fileURL is a folder as a file:// URL, the form of an installed source.
+func fileURL(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
+
+// Origins of a listed pack.
+const (
+	originInstalled  = "installed"
+	originDiscovered = "discovered"
+)
+
+// packJSON is a pack in list --json and info --json. Fields are only ever
+// added, never renamed: scripts read them.
 type packJSON struct {
 	Name        string          `json:"name"`
 	Version     string          `json:"version"`
@@ -73,25 +166,42 @@ type packJSON struct {
 	Tools       []string        `json:"tools"`
 	Requested   []capabilityUse `json:"requested"`
 	Granted     []string        `json:"granted"`
+	Origin      string          `json:"origin"`              // "installed" or "discovered"
+	Dir         string          `json:"dir,omitempty"`       // the folder of a discovered pack
+	HiddenBy    string          `json:"hidden_by,omitempty"` // what hides a hidden pack: "installed" or the winner's folder
 }
 
-// capabilityUse is one requested capability, its resources and whether it
-// was granted.
+// capabilityUse is one requested capability, the resources the pack asks
+// for, whether it was granted and the granted resources (packs.lock's).
 type capabilityUse struct {
-	Capability capability.Name `json:"capability"`
-	Resources  []string        `json:"resources"`
-	Granted    bool            `json:"granted"`
+	Capability       capability.Name `json:"capability"`
+	Resources        []string        `json:"resources"`
+	Granted          bool            `json:"granted"`
+	GrantedResources []string        `json:"granted_resources"`
 }
 
 func toJSON(ip app.InstalledPack) packJSON {
 	e := ip.Entry
 	j := packJSON{
-		Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity,
+		Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Origin: originInstalled,
 		Installed: e.Installed, Status: ip.Status, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{},
+	}
+	// packs.lock records granted resources; what the pack asks for is in
+	// its skill.toml, when it loads.
+	var req capability.Request
+	if ip.Pack != nil {
+		req = ip.Pack.Request()
 	}
 	for _, n := range e.Requested() {
 		c := e.Capabilities[n]
-		j.Requested = append(j.Requested, capabilityUse{Capability: n, Resources: c.Resources, Granted: c.Granted})
+		use := capabilityUse{Capability: n, Resources: req.Resources(n), Granted: c.Granted, GrantedResources: slices.Clone(c.Resources)}
+		if use.Resources == nil {
+			use.Resources = []string{}
+		}
+		if use.GrantedResources == nil {
+			use.GrantedResources = []string{}
+		}
+		j.Requested = append(j.Requested, use)
 		if c.Granted {
 			j.Granted = append(j.Granted, string(n))
 		}

@@ -36,6 +36,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.removeCommand(),
 		c.runCommand(),
 		c.mcpCommand(),
+		c.serveCommand(),
 		c.chatCommand(),
 		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),
 		c.policyCommand(),

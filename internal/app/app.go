@@ -115,7 +115,17 @@ func packRow(e packs.LockEntry) store.PackRow {
 // Install commits a staged pack with the granted capabilities, mirrors its
 // lock entry into packs.db and runs the Installed hooks.
 func (a *App) Install(ctx context.Context, st *packs.Staged, grant []capability.Name) (packs.LockEntry, error) {
-	e, err := st.Commit(ctx, grant)
+	grants := make([]capability.UserGrant, len(grant))
+	for i, n := range grant {
+		grants[i] = capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
+	}
+	return a.InstallGrants(ctx, st, grants)
+}
+
+// InstallGrants is Install with grants that may narrow resources, as
+// capability.ParseGrantList returns them (see packs.Staged.CommitGrants).
+func (a *App) InstallGrants(ctx context.Context, st *packs.Staged, grants []capability.UserGrant) (packs.LockEntry, error) {
+	e, err := st.CommitGrants(ctx, grants)
 	if err != nil {
 		return packs.LockEntry{}, err
 	}
@@ -126,6 +136,47 @@ func (a *App) Install(ctx context.Context, st *packs.Staged, grant []capability.
 		if err := hook(ctx, e); err != nil {
 			return e, err
 		}
+	}
+	return e, nil
+}
+
+// MirrorGrants writes the person's live persistent grants of the installed
+// pack name, as packs.db holds them, into its packs.lock entry
+// (capability.ToLock through packs.Home.SetCapabilities) and its packs.db
+// row. Call it after every change to the pack's grants. The request comes
+// from the installed files, which must still match the lock entry: a
+// modified or missing pack is an error wrapping packs.ErrModified, and its
+// lock entry is left alone (the pack does not run anyway).
+func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, error) {
+	e, err := a.Home.SetCapabilities(ctx, name, func(cur packs.LockEntry) (map[capability.Name]packs.LockCapability, error) {
+		dir, err := a.Home.PackDir(name)
+		if err != nil {
+			return nil, err
+		}
+		// Home.Verify would wait for the lock SetCapabilities holds: compare
+		// the digest here.
+		got, err := packs.Digest(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: reinstall it with packs add: %w", packs.ErrModified, name, err)
+		}
+		if got != cur.Integrity {
+			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: the files in %s no longer match it (found %s): reinstall it with packs add", packs.ErrModified, name, dir, got)
+		}
+		p, err := packs.Load(dir, packs.LoadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		rows, err := a.DB.Grants(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return capability.ToLock(p.Request(), store.UserGrants(rows)), nil
+	})
+	if err != nil {
+		return packs.LockEntry{}, err
+	}
+	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
+		return e, fmt.Errorf("app: packs.lock of %s is updated, but packs.db was not (the next start repairs it): %w", name, err)
 	}
 	return e, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 // The base tools' definitions. Descriptions stay brief (spec 004): the
@@ -295,7 +296,12 @@ func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessa
 		pending: s.pending(inv, a.pack.Name, ToolExec, true, raw, []capability.Name{capability.TerminalExec},
 			[]string{"command " + strings.Join(argv, " "), "cwd " + cwdName(args.CwdPolicy)}),
 	}
-	p.run = func(ctx context.Context, _ capability.Approval) ([]byte, int, error) {
+	p.run = func(ctx context.Context, ap capability.Approval) ([]byte, int, error) {
+		// hostfns.Exec has no Approval of its own to check, so this is the
+		// gate's last word before a native command starts (issue 4).
+		if !ap.Covers(inv) {
+			return nil, 0, runtime.ErrNotApproved
+		}
 		g, err := s.grant(ctx, a, true)
 		if err != nil {
 			return nil, 0, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 
@@ -28,11 +29,11 @@ const (
 
 // apiError is the body of every error response.
 type apiError struct {
-	Code     string           `json:"code"`
-	Message  string           `json:"message"`
-	Status   int              `json:"status"`
-	Findings []packs.Finding  `json:"findings,omitempty"`
-	Details  map[string]any   `json:"details,omitempty"`
+	Code     string          `json:"code"`
+	Message  string          `json:"message"`
+	Status   int             `json:"status"`
+	Findings []packs.Finding `json:"findings,omitempty"`
+	Details  map[string]any  `json:"details,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -55,7 +56,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.As(err, &le):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]apiError{"error": {Code: codeInvalidPack, Status: http.StatusUnprocessableEntity,
 			Message: "web: the pack has errors: fix them (packs validate shows them) and install it again", Findings: le.Findings}})
-	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, capability.ErrBadSpec):
+	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec):
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
 	case errors.Is(err, chat.ErrNotFound), errors.Is(err, packs.ErrNotInstalled), errors.Is(err, errNotFound):
 		writeError(w, http.StatusNotFound, codeNotFound, err.Error())

@@ -203,7 +203,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: see docs for the /v1 API", r.Method, r.URL.Path))
 	})
-	mux.Handle("GET /", s.ui())
+	mux.Handle("/", s.ui())
 	return mux
 }
 
@@ -212,6 +212,11 @@ func (s *Server) routes() http.Handler {
 func (s *Server) ui() http.Handler {
 	files := http.FileServerFS(s.static)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, codeBadRequest, "web: the app's pages are read with GET")
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		h.Set("X-Content-Type-Options", "nosniff")

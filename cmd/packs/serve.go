@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/web"
+)
+
+// serveTokenEnv holds the token for packs serve when no --token-file is
+// given. A token is never a flag value: those show in ps.
+const serveTokenEnv = "PACKS_SERVE_TOKEN"
+
+// howToConfigure is what the web app shows when no model is configured.
+const howToConfigure = `Set one, then restart packs serve: for a local Ollama, run "packs serve --provider openai --base-url http://localhost:11434/v1 --model llama3.2"; for Anthropic, export ANTHROPIC_API_KEY and run "packs serve --provider anthropic"; or put provider, base_url and model in the [llm] table of <home>/config.toml (PACKS_PROVIDER, PACKS_BASE_URL and PACKS_MODEL work too).`
+
+func (c *cli) serveCommand() *cobra.Command {
+	var (
+		addr       string
+		allowHosts []string
+		tokenFile  string
+		flags      llm.Config
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [--addr ADDR]",
+		Short: "Serve the web app and HTTP API: chat, tool cards, packs, audit",
+		Long: `packs serve runs the local web app at http://ADDR (default ` + web.DefaultAddr + `):
+a chat with any configured model, tool cards you approve with a click (Run,
+Deny, Always for this chat), the installed packs with what they ask for and
+hold, and the audit trail with chain verification. The JSON API is under /v1.
+
+It listens on loopback unless ADDR names another host; then a token is
+required (` + serveTokenEnv + ` or --token-file), and the printed address
+carries it once. The model comes from flags, PACKS_PROVIDER, PACKS_BASE_URL,
+PACKS_MODEL, or the [llm] table of <home>/config.toml, as for packs chat;
+without one, the app says how to set one and tools still run by hand.`,
+		Args: nargs(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			a, err := c.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			a.Installed = append(a.Installed, precompileHook(a))
+			model, err := c.serveModel(filepath.Join(a.Home.Dir(), configFile), flags)
+			if err != nil {
+				return err
+			}
+			token, err := c.serveToken(tokenFile)
+			if err != nil {
+				return err
+			}
+			deps, closeDeps, err := c.sessionDeps(ctx, a)
+			if err != nil {
+				return err
+			}
+			defer closeDeps()
+			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
+				Version: moduleVersion(), Logger: a.Logger, HowToConfigure: howToConfigure})
+			if err != nil {
+				return err
+			}
+			ln, err := srv.Listen()
+			if errors.Is(err, web.ErrTokenRequired) || errors.Is(err, web.ErrBadAddr) {
+				return usageError("serve: %v", err)
+			}
+			if err != nil {
+				return err
+			}
+			url := "http://" + ln.Addr().String() + "/"
+			if token != "" {
+				url += "?token=" + token
+			}
+			what := "no model configured"
+			if model.Provider != nil {
+				what = "model " + model.Describe
+			}
+			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", url, what)
+			return srv.Serve(ctx, ln)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", web.DefaultAddr, "listen on ADDR (host:port; a bare :port means 127.0.0.1)")
+	f.StringArrayVar(&allowHosts, "allow-host", nil, "also answer to this Host header (a name or IP a proxy forwards); repeatable")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the token clients must send (default $"+serveTokenEnv+")")
+	f.StringVar(&flags.Provider, "provider", "", "openai (Chat Completions: Ollama, llama.cpp, vLLM, OpenAI) or anthropic")
+	f.StringVar(&flags.BaseURL, "base-url", "", "the provider's base URL")
+	f.StringVar(&flags.Model, "model", "", "the model name")
+	f.BoolVar(&flags.NoTools, "no-tools", false, "the model cannot call tools")
+	return cmd
+}
+
+// serveModel resolves the model as packs chat does, but only when one was
+// asked for (a flag, an environment variable or the config file): the web
+// app then says how to set one, rather than failing on a missing Ollama.
+func (c *cli) serveModel(configPath string, flags llm.Config) (web.Model, error) {
+	_, statErr := os.Stat(configPath)
+	asked := flags != (llm.Config{}) || statErr == nil
+	for _, k := range []string{"PACKS_PROVIDER", "PACKS_BASE_URL", "PACKS_MODEL"} {
+		asked = asked || c.getenv(k) != ""
+	}
+	if !asked {
+		return web.Model{}, nil
+	}
+	cfg, err := llm.Resolve(configPath, c.getenv, flags)
+	if err != nil {
+		return web.Model{}, usageError("serve: %v", err)
+	}
+	p, err := llm.New(cfg)
+	if err != nil {
+		return web.Model{}, usageError("serve: %v", err)
+	}
+	return web.Model{Provider: p, Describe: fmt.Sprintf("%s %s at %s", cfg.Provider, cfg.Model, cfg.BaseURL), NoTools: cfg.NoTools}, nil
+}
+
+// serveToken reads the token from file, else from the environment.
+func (c *cli) serveToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(c.getenv(serveTokenEnv)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("packs: --token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("packs: --token-file %s is empty: put the token in it", file)
+	}
+	return token, nil
+}

@@ -1,0 +1,456 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+)
+
+// chatState is one open chat: its session, its events and its running turn.
+type chatState struct {
+	s      *chat.Session
+	events *hub
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running turn; nil when idle
+	callID string             // the model's id of the call being decided
+}
+
+func (c *chatState) currentCall() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.callID
+}
+
+// chat returns the open chat id, resuming it from packs.db when this
+// server has not opened it yet.
+func (s *Server) chat(ctx context.Context, id string) (*chatState, error) {
+	s.mu.Lock()
+	cs, ok := s.chats[id]
+	s.mu.Unlock()
+	if ok {
+		return cs, nil
+	}
+	if !strings.HasPrefix(id, "chat_") {
+		return nil, fmt.Errorf("%w: no chat %q", chat.ErrNotFound, id)
+	}
+	sess, err := chat.Open(ctx, s.cfg.Chat, chat.Options{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	return s.keep(sess), nil
+}
+
+func (s *Server) keep(sess *chat.Session) *chatState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cs, ok := s.chats[sess.ID()]; ok {
+		return cs
+	}
+	cs := &chatState{s: sess, events: newHub()}
+	sess.SetClient("web")
+	s.chats[sess.ID()] = cs
+	return cs
+}
+
+type packStateJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	HasTools    bool   `json:"has_tools"`
+	Mandated    bool   `json:"mandated"`
+	Opened      bool   `json:"opened"`
+	Enabled     bool   `json:"enabled"`
+}
+
+type messageJSON struct {
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
+}
+
+type chatJSON struct {
+	ID        string          `json:"id"`
+	Packs     []packStateJSON `json:"packs"`
+	Tools     []string        `json:"tools"`
+	Messages  []messageJSON   `json:"messages,omitempty"`
+	Artifacts []chat.Artifact `json:"artifacts,omitempty"`
+	Running   bool            `json:"running"`
+}
+
+func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
+	out := chatJSON{ID: cs.s.ID(), Packs: []packStateJSON{}, Tools: []string{}}
+	for _, p := range cs.s.Packs() {
+		out.Packs = append(out.Packs, packStateJSON(p))
+	}
+	for _, t := range cs.s.Tools() {
+		out.Tools = append(out.Tools, t.Name)
+	}
+	cs.mu.Lock()
+	out.Running = cs.cancel != nil
+	cs.mu.Unlock()
+	if !full {
+		return out, nil
+	}
+	out.Messages = []messageJSON{}
+	for _, m := range cs.s.Messages() {
+		out.Messages = append(out.Messages, messageJSON{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
+	}
+	arts, err := cs.s.Artifacts(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Artifacts = orEmpty(arts)
+	return out, nil
+}
+
+func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	open := make([]*chatState, 0, len(s.chats))
+	for _, cs := range s.chats {
+		open = append(open, cs)
+	}
+	s.mu.Unlock()
+	items := []chatJSON{}
+	for _, cs := range open {
+		c, err := s.describe(r.Context(), cs, false)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		items = append(items, c)
+	}
+	slices.SortFunc(items, func(a, b chatJSON) int { return strings.Compare(a.ID, b.ID) })
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+}
+
+// createChat starts a chat, or resumes one by id.
+func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		ID     string   `json:"id"`
+		Attach []string `json:"attach"`
+	}
+	if r.ContentLength != 0 {
+		if err := readJSON(w, r, &body); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
+	var cs *chatState
+	if body.ID != "" {
+		var err error
+		if cs, err = s.chat(r.Context(), body.ID); err == nil {
+			err = cs.s.Attach(r.Context(), body.Attach...)
+		}
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+	} else {
+		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Attach: body.Attach})
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		cs = s.keep(sess)
+	}
+	for _, n := range cs.s.Notices() {
+		cs.events.publish("notice", map[string]string{"message": n})
+	}
+	out, err := s.describe(r.Context(), cs, true)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) getChat(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out, err := s.describe(r.Context(), cs, true)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Pack string `json:"pack"`
+	}
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = readJSON(w, r, &body)
+	}
+	if err == nil && body.Pack == "" {
+		err = fmt.Errorf("%w: name the pack to attach: {\"pack\": \"NAME\"}", errBadRequest)
+	}
+	if err == nil {
+		err = cs.s.Attach(r.Context(), body.Pack)
+	}
+	s.answerChat(w, r, cs, err)
+}
+
+func (s *Server) detach(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = cs.s.Detach(r.Context(), r.PathValue("pack"))
+	}
+	s.answerChat(w, r, cs, err)
+}
+
+func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, cs *chatState, err error) {
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out, err := s.describe(r.Context(), cs, false)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// send starts a turn with the person's message. The reply streams on the
+// chat's events; the response says only that the turn started.
+func (s *Server) send(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text   string   `json:"text"`
+		Attach []string `json:"attach"`
+	}
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := readJSON(w, r, &body); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if strings.TrimSpace(body.Text) == "" {
+		s.fail(w, fmt.Errorf("%w: the message is empty: send {\"text\": \"...\"}", errBadRequest))
+		return
+	}
+	model := s.cfg.Model
+	if model.Provider == nil {
+		writeError(w, http.StatusConflict, codeNoModel, "web: no model is configured: "+s.cfg.HowToConfigure)
+		return
+	}
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(base)
+	cs.mu.Lock()
+	if cs.cancel != nil {
+		cs.mu.Unlock()
+		cancel()
+		s.fail(w, errBusy)
+		return
+	}
+	cs.cancel = cancel
+	cs.mu.Unlock()
+	s.turns.Add(1)
+	go func() {
+		defer s.turns.Done()
+		defer func() {
+			cs.mu.Lock()
+			cs.cancel, cs.callID = nil, ""
+			cs.mu.Unlock()
+			cancel()
+		}()
+		ap := &webApprover{all: s.pending, events: cs.events, callID: cs.currentCall}
+		reply, err := cs.s.Send(ctx, model.Provider, body.Text, chat.TurnOptions{Approver: ap, Observer: observer{cs}, Attach: body.Attach, NoTools: model.NoTools})
+		if err != nil {
+			cs.events.publish("turn_error", map[string]string{"error": err.Error(), "kind": turnErrorKind(err)})
+			return
+		}
+		cs.events.publish("turn_done", map[string]any{"text": reply.Text, "steps": reply.Steps, "calls": len(reply.Calls)})
+	}()
+	writeJSON(w, http.StatusAccepted, map[string]any{"chat": cs.s.ID(), "running": true})
+}
+
+func turnErrorKind(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "stopped"
+	case errors.Is(err, chat.ErrToolBudget):
+		return "too_many_tools"
+	}
+	return "model_error"
+}
+
+// stop ends the running turn: a call waiting for approval is denied, a
+// running tool is stopped.
+func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	cs.mu.Lock()
+	cancel := cs.cancel
+	cs.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"stopped": cancel != nil})
+}
+
+// observer forwards a turn to the chat's events.
+type observer struct{ cs *chatState }
+
+func (o observer) Text(delta string) { o.cs.events.publish("text", map[string]string{"delta": delta}) }
+
+func (o observer) ToolStart(c llm.ToolCall, _ context.CancelFunc) {
+	o.cs.mu.Lock()
+	o.cs.callID = c.ID
+	o.cs.mu.Unlock()
+	o.cs.events.publish("tool_start", map[string]any{"call_id": c.ID, "name": c.Name, "arguments": rawArgs(c.Arguments)})
+}
+
+func (o observer) ToolDone(r chat.ToolResult) {
+	o.cs.events.publish("tool_done", resultJSON(o.cs.currentCall(), r))
+}
+
+func (o observer) Notice(msg string) {
+	o.cs.events.publish("notice", map[string]string{"message": msg})
+}
+
+// rawArgs is the model's arguments as JSON, or as a JSON string when they
+// are not valid JSON.
+func rawArgs(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+type toolResultJSON struct {
+	CallID     string          `json:"call_id,omitempty"`
+	Invocation string          `json:"invocation"`
+	Name       string          `json:"name"`
+	Pack       string          `json:"pack,omitempty"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Approved   bool            `json:"approved"`
+	Approver   string          `json:"approver,omitempty"`
+	Verdict    string          `json:"verdict"`
+	Remembered bool            `json:"remembered"`
+	Reason     string          `json:"reason,omitempty"`
+	Content    string          `json:"content"`
+	IsError    bool            `json:"is_error"`
+	ErrorKind  string          `json:"error_kind,omitempty"`
+	Artifacts  []chat.Artifact `json:"artifacts"`
+	DurationMS int64           `json:"duration_ms"`
+}
+
+func resultJSON(callID string, r chat.ToolResult) toolResultJSON {
+	return toolResultJSON{CallID: callID, Invocation: r.Invocation, Name: r.Name, Pack: r.Pack, Arguments: r.Arguments,
+		Approved: r.Decision.Approved, Approver: r.Decision.Approver, Verdict: r.Decision.Verdict.String(), Remembered: r.Decision.Remembered,
+		Reason: r.Decision.Reason, Content: r.Content, IsError: r.IsError, ErrorKind: r.ErrorKind, Artifacts: orEmpty(r.Artifacts),
+		DurationMS: r.Duration.Milliseconds()}
+}
+
+// callByHand runs one tool the person named, with the arguments they gave:
+// the request is their approval of that call only.
+func (s *Server) callByHand(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = readJSON(w, r, &body)
+	}
+	if err == nil && body.Name == "" {
+		err = fmt.Errorf("%w: name the tool: {\"name\": \"pack__tool\", \"arguments\": {...}}", errBadRequest)
+	}
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	res, err := cs.s.Call(r.Context(), body.Name, body.Arguments, byHand{class: body.Name})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	out := resultJSON("", res)
+	cs.events.publish("tool_done", out)
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	arts, err := cs.s.Artifacts(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": orEmpty(arts), "total": len(arts)})
+}
+
+// file serves one file of the chat's workspace, confined to it (os.Root:
+// no "..", no symlink out). It is served in a sandbox (its own opaque
+// origin, no script), so a tool's HTML cannot act as the app.
+func (s *Server) file(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.chat(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	rel := r.PathValue("path")
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "web: the file path must be relative to the chat's workspace, without ..")
+		return
+	}
+	root, err := os.OpenRoot(cs.s.Workspace())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no file %s in the chat's workspace", rel))
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: %s is not a file in the chat's workspace", rel))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if ct := mime.TypeByExtension(path.Ext(rel)); ct == "" {
+		h.Set("Content-Type", "application/octet-stream")
+	}
+	if r.URL.Query().Get("download") != "" {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
+	}
+	http.ServeContent(w, r, path.Base(rel), fi.ModTime(), f)
+}

@@ -1,0 +1,187 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm/llmtest"
+)
+
+// chromiumFlags are the flags that work in this environment: no sandbox
+// (containers), no GPU, no network chatter of the browser's own.
+var chromiumFlags = []string{"disable-quic", "disable-background-networking", "disable-component-update", "disable-sync"}
+
+// findChromium returns the browser's path. Under CI (CI=1) a missing
+// browser fails the test: the e2e test must run there. Elsewhere it skips.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("PACKS_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no Chromium found: install it (Debian: apt-get install chromium) or set PACKS_CHROMIUM to its path"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI must run the end-to-end test")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// screenshotDir is where the e2e test leaves its screenshots:
+// $PACKS_E2E_ARTIFACTS, else a folder under the system's temp dir.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("PACKS_E2E_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "packs-web-e2e")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestBrowser drives the app in headless Chromium: open it, attach a pack,
+// send a message to the fake model, run the calls from their tool cards and
+// see the result and the artifact, deny a call and see the denial, then
+// read and verify the audit trail.
+func TestBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	e.install()
+	e.model.Push(
+		calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)),
+		calls(call("notes__note", `{}`)),
+		calls(call("notes__echo", `{"text":"do not"}`)),
+		llmtest.Turn{Text: "Your note is in note.md."},
+	)
+	shots := screenshotDir(t)
+
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900)}
+	for _, f := range chromiumFlags {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	defer cancel()
+
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		p := filepath.Join(shots, name+".png")
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", p)
+	}
+	poll := func(what, expr string) {
+		t.Helper()
+		step(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second)))
+	}
+	count := func(sel string) string { return `document.querySelectorAll(` + jsString(sel) + `).length` }
+
+	step("open the app", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	poll("the chat opens", `document.querySelector("#chat-select").value.startsWith("chat_")`)
+	poll("notes is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "notes")`)
+	step("attach notes", chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
+	poll("notes is attached", count("#attached .detach")+` === 1`)
+	shot("1-attached")
+
+	step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "write me a note"), chromedp.Click(chromedp.CSS("#send")))
+	step("the first tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card button.run")))
+	step("run enable_tools", chromedp.Click(chromedp.CSS(".tool-card button.run")))
+	poll("enable_tools ran", count(".tool-card.done")+` === 1`)
+	step("the second tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
+	caps := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card:not(.done) .caps")))
+	if !strings.Contains(caps, "Uses no capability") && !strings.Contains(caps, "Capabilities at stake") {
+		t.Errorf("the tool card does not say what is at stake: %q", caps)
+	}
+	step("run note", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
+	poll("note ran and made an artifact", count(".tool-card.done")+` === 2 && `+count(".tool-card .artifact a.open")+` === 1`)
+	shot("2-result-and-artifact")
+
+	step("the third tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.deny")))
+	step("deny echo", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.deny")))
+	poll("echo was denied", count(".tool-card.denied")+` === 1`)
+	denied := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card.denied")))
+	if !strings.Contains(denied, "Denied") || !strings.Contains(denied, "denied by web") {
+		t.Errorf("the denied card says %q", denied)
+	}
+	poll("the reply arrives", `[...document.querySelectorAll(".msg.assistant")].some(m => m.textContent.includes("Your note is in note.md."))`)
+	shot("3-denied-and-reply")
+
+	note := must(t, ctx, chromedp.Evaluate[string](`fetch(document.querySelector(".tool-card .artifact a.open").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if note != "# Note\n" {
+		t.Errorf("opening the artifact gave %q", note)
+	}
+	side := must(t, ctx, chromedp.Text(chromedp.CSS("#artifacts")))
+	if !strings.Contains(side, "note.md") {
+		t.Errorf("the artifacts list says %q", side)
+	}
+
+	step("open the audit page", chromedp.Click(chromedp.CSS("#nav-audit")))
+	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 3`)
+	step("filter by kind", chromedp.SetValue(chromedp.CSS("#audit-kind"), "invocation"), chromedp.Click(chromedp.CSS("#audit-form button[type=submit]")))
+	poll("only invocations", count(`#audit-table tbody tr`)+` === 3`)
+	step("verify the chain", chromedp.Click(chromedp.CSS("#verify")))
+	poll("the chain holds", `(document.querySelector("#verify-result .ok") || {}).textContent?.includes("The chain holds")`)
+	rows := must(t, ctx, chromedp.Text(chromedp.CSS("#audit-table tbody")))
+	for _, want := range []string{"echo", "denied", "note", "enable_tools"} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("the audit page lacks %q:\n%s", want, rows)
+		}
+	}
+	shot("4-audit")
+
+	step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	step("the notes pack shows", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
+	pack := must(t, ctx, chromedp.Text(chromedp.CSS(`.pack[data-pack="notes"]`)))
+	if !strings.Contains(pack, "terminal_exec") || !strings.Contains(pack, "sh") {
+		t.Errorf("the packs page does not show what notes asks for: %q", pack)
+	}
+	shot("5-packs")
+
+	// The server saw the browser's requests as its own origin: nothing
+	// was refused on the way.
+	if res, err := http.Get(e.url + "/v1/invocations"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("invocations: %v %v", res, err)
+	}
+}
+
+func must[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// jsString quotes s as a JavaScript string literal (s is a test constant).
+func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }

@@ -1,0 +1,250 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/runtime"
+)
+
+// notesPack is the test pack: WASI tools echo, note (writes note.md to the
+// workspace), spin and fail, and a terminal_exec request for sh.
+var notesPack, _ = filepath.Abs(filepath.Join("testdata", "notes"))
+
+// env is a real server on loopback over a fresh state directory, with the
+// real runtime, audit log and chat orchestrator, and a fake model speaking
+// the OpenAI wire format.
+type env struct {
+	t     testing.TB
+	url   string
+	app   *app.App
+	model *llmtest.Server
+	srv   *Server
+}
+
+type envOptions struct {
+	noModel bool
+	token   string
+	addr    string
+}
+
+func newEnv(t testing.TB, opt envOptions) *env {
+	t.Helper()
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	log, err := audit.Open(ctx, a.DB, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	e := &env{t: t, app: a, model: llmtest.NewServer()}
+	t.Cleanup(e.model.Close)
+	var model Model
+	if !opt.noModel {
+		p, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, BaseURL: e.model.OpenAIURL(), Model: "fake", APIKey: "sk-test-web", MaxTokens: 1000, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model = Model{Provider: p, Describe: "openai fake"}
+	}
+	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB}, Runner: rt, Audit: log,
+		Workspaces: a.Home.WorkspacesDir(), Getenv: func(string) string { return "" }}
+	addr := opt.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, Token: opt.token, Version: "test", HowToConfigure: "pass --provider and --model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := e.srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.url = "http://" + ln.Addr().String()
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(sctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return e
+}
+
+// do sends a request and decodes the JSON answer into out (when not nil).
+// It returns the status.
+func (e *env) do(method, path string, body any, out any, hdr ...string) int {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			e.t.Fatalf("%s %s: %d %s: %v", method, path, res.StatusCode, data, err)
+		}
+	}
+	return res.StatusCode
+}
+
+// must is do that fails the test unless the status is want.
+func (e *env) must(want int, method, path string, body any, out any) {
+	e.t.Helper()
+	var raw json.RawMessage
+	if got := e.do(method, path, body, &raw); got != want {
+		e.t.Fatalf("%s %s: got status %d, want %d: %s", method, path, got, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+// install installs the notes pack through the API with grant.
+func (e *env) install(grant ...string) packJSON {
+	e.t.Helper()
+	var p packJSON
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"path": notesPack, "grant": grant}, &p)
+	return p
+}
+
+// sse is an open event stream of one chat.
+type sse struct {
+	t      testing.TB
+	events chan sseEvent
+	cancel context.CancelFunc
+}
+
+type sseEvent struct {
+	ID   string
+	Kind string
+	Data map[string]any
+}
+
+func (e *env) stream(chatID string) *sse {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/chats/"+chatID+"/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	if ct := res.Header.Get("Content-Type"); res.StatusCode != 200 || ct != "text/event-stream" {
+		cancel()
+		e.t.Fatalf("events: got %d %q", res.StatusCode, ct)
+	}
+	s := &sse{t: e.t, events: make(chan sseEvent, 256), cancel: cancel}
+	e.t.Cleanup(cancel)
+	go func() {
+		defer res.Body.Close()
+		defer close(s.events)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if ev.Kind != "" {
+					s.events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				ev.Kind = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.Data); err != nil {
+					ev.Data = map[string]any{"undecodable": line}
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next event of kind, failing on turn_error (unless that
+// is the kind asked for) and after a timeout. Events of other kinds are
+// passed over.
+func (s *sse) next(kind string) sseEvent {
+	s.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				s.t.Fatalf("the event stream ended while waiting for %s", kind)
+			}
+			if ev.Kind == kind {
+				return ev
+			}
+			if ev.Kind == "turn_error" {
+				s.t.Fatalf("waiting for %s: turn_error %v", kind, ev.Data)
+			}
+		case <-deadline:
+			s.t.Fatalf("no %s event within 20s", kind)
+		}
+	}
+}
+
+func call(name, args string) llm.ToolCall { return llm.ToolCall{Name: name, Arguments: args} }
+
+func calls(cs ...llm.ToolCall) llmtest.Turn { return llmtest.Turn{ToolCalls: cs} }

@@ -1,0 +1,357 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/packs"
+)
+
+// maxUpload bounds an uploaded pack archive.
+const maxUpload = 64 << 20
+
+type toolJSON struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// capJSON is one requested capability: what the pack asked for, whether
+// the person granted it, and (in a pack's details) what a call holds.
+type capJSON struct {
+	Capability capability.Name `json:"capability"`
+	Requested  []string        `json:"requested"`
+	Granted    bool            `json:"granted"`
+	Effective  []string        `json:"effective,omitempty"`
+	Scope      string          `json:"scope,omitempty"`
+	Held       *bool           `json:"held,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+}
+
+type packJSON struct {
+	Name         string     `json:"name"`
+	Version      string     `json:"version"`
+	Source       string     `json:"source"`
+	Integrity    string     `json:"integrity"`
+	Installed    time.Time  `json:"installed"`
+	Status       string     `json:"status"`
+	Error        string     `json:"error,omitempty"`
+	Description  string     `json:"description"`
+	Tools        []toolJSON `json:"tools"`
+	Capabilities []capJSON  `json:"capabilities"`
+	Blocked      string     `json:"blocked,omitempty"`
+	Mandated     bool       `json:"mandated,omitempty"`
+}
+
+func packInfo(ip app.InstalledPack) packJSON {
+	e := ip.Entry
+	out := packJSON{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Installed: e.Installed,
+		Status: string(ip.Status), Tools: []toolJSON{}, Capabilities: []capJSON{}}
+	if ip.LoadErr != nil {
+		out.Error = ip.LoadErr.Error()
+	}
+	if ip.Pack != nil {
+		out.Description = ip.Pack.Frontmatter.Description
+		for _, t := range ip.Pack.Tools {
+			out.Tools = append(out.Tools, toolJSON{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		}
+	}
+	for _, n := range e.Requested() {
+		lc := e.Capabilities[n]
+		out.Capabilities = append(out.Capabilities, capJSON{Capability: n, Requested: orEmpty(lc.Resources), Granted: lc.Granted})
+	}
+	return out
+}
+
+func (s *Server) listPacks(w http.ResponseWriter, r *http.Request) {
+	installed, err := s.cfg.App.Packs(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	items := make([]packJSON, 0, len(installed))
+	for _, ip := range installed {
+		items = append(items, packInfo(ip))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
+}
+
+// getPack adds to the listing what every layer says of each capability:
+// the policy, the person's grants, and what a call holds.
+func (s *Server) getPack(w http.ResponseWriter, r *http.Request) {
+	out, err := s.packDetails(r, r.PathValue("name"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
+	ip, err := s.cfg.App.Pack(r.Context(), name)
+	if err != nil {
+		return packJSON{}, err
+	}
+	out := packInfo(ip)
+	if ip.Pack == nil {
+		return out, nil
+	}
+	ref := capability.PackRef{Name: name, Digest: ip.Entry.Integrity}
+	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "")
+	if err != nil {
+		return out, err
+	}
+	env := capability.Env{Home: s.cfg.Chat.Home, Getenv: s.cfg.Chat.Getenv, Workspace: filepath.Join(s.cfg.Chat.Workspaces, "CHAT")}
+	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Policy, env)
+	if err != nil {
+		return out, err
+	}
+	if rep.Blocked != nil {
+		out.Blocked = rep.Blocked.Error()
+	}
+	out.Mandated = rep.Mandated
+	for _, c := range rep.Capabilities {
+		i := slices.IndexFunc(out.Capabilities, func(x capJSON) bool { return x.Capability == c.Capability })
+		if i < 0 {
+			out.Capabilities = append(out.Capabilities, capJSON{Capability: c.Capability, Requested: orEmpty(c.Requested)})
+			i = len(out.Capabilities) - 1
+		}
+		held := c.Err == nil
+		cj := &out.Capabilities[i]
+		cj.Granted = c.User.Allowed
+		cj.Effective, cj.Scope, cj.Held = c.Effective, string(c.Scope), &held
+		if c.Err != nil {
+			cj.Reason = c.Err.Error()
+		}
+	}
+	return out, nil
+}
+
+// installPack installs from a path on this machine ({"path": ..., "grant":
+// [...]}) or from an uploaded .tar.gz (multipart form: archive, grant).
+// grant is "all", or capability names; nothing is granted without it.
+func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
+	var (
+		source string
+		grant  []string
+	)
+	ct := r.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, "multipart/form-data") {
+		dir, err := os.MkdirTemp("", "packs-upload-")
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		defer os.RemoveAll(dir)
+		if source, grant, err = saveUpload(w, r, dir); err != nil {
+			s.fail(w, err)
+			return
+		}
+	} else {
+		var body struct {
+			Path  string   `json:"path"`
+			Grant []string `json:"grant"`
+		}
+		if err := readJSON(w, r, &body); err != nil {
+			s.fail(w, err)
+			return
+		}
+		if body.Path == "" || !filepath.IsAbs(body.Path) {
+			s.fail(w, fmt.Errorf("%w: give the absolute path of a pack folder or .tar.gz: {\"path\": \"/abs/dir\", \"grant\": [\"network\"]}", errBadRequest))
+			return
+		}
+		source, grant = body.Path, body.Grant
+	}
+	ctx := r.Context()
+	st, err := s.cfg.App.Home.Stage(ctx, source, packs.StageOptions{})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	defer st.Discard()
+	names, err := grantNames(st.Pack.Request(), grant)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	e, err := s.cfg.App.Install(ctx, st, names)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	// packs.db is where every grant check reads: record what was granted,
+	// replacing an earlier install's grants (new content, new decision).
+	if err := s.cfg.App.DB.DeleteGrants(ctx, e.Name); err != nil {
+		s.fail(w, err)
+		return
+	}
+	for _, n := range e.Granted() {
+		if err := s.cfg.App.DB.PutGrant(ctx, e.Name, "", capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}); err != nil {
+			s.fail(w, err)
+			return
+		}
+	}
+	out, err := s.packDetails(r, e.Name)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// saveUpload writes the uploaded archive into dir and returns its path
+// and the grant field.
+func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, []string, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %v", errBadRequest, err)
+	}
+	var (
+		saved string
+		grant []string
+	)
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
+		}
+		switch part.FormName() {
+		case "grant":
+			b, err := io.ReadAll(io.LimitReader(part, 4096))
+			if err != nil {
+				return "", nil, fmt.Errorf("%w: %v", errBadRequest, err)
+			}
+			for _, g := range strings.Split(string(b), ",") {
+				if g = strings.TrimSpace(g); g != "" {
+					grant = append(grant, g)
+				}
+			}
+		case "archive":
+			name := filepath.Base(filepath.Clean("/" + part.FileName()))
+			lower := strings.ToLower(name)
+			if !strings.HasSuffix(lower, ".tar.gz") && !strings.HasSuffix(lower, ".tgz") || !filepath.IsLocal(name) {
+				return "", nil, fmt.Errorf("%w: upload a .tar.gz or .tgz archive of a pack, not %q", errBadRequest, part.FileName())
+			}
+			saved = filepath.Join(dir, name)
+			f, err := os.Create(saved)
+			if err != nil {
+				return "", nil, err
+			}
+			_, err = io.Copy(f, part)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return "", nil, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
+			}
+		}
+	}
+	if saved == "" {
+		return "", nil, fmt.Errorf("%w: the form has no archive field: upload the pack's .tar.gz as \"archive\"", errBadRequest)
+	}
+	return saved, grant, nil
+}
+
+// grantNames checks the grant list against what the pack asks for.
+func grantNames(req capability.Request, grant []string) ([]capability.Name, error) {
+	if len(grant) == 1 && grant[0] == "all" {
+		return req.Names(), nil
+	}
+	var out []capability.Name
+	for _, g := range grant {
+		n, err := capability.ParseName(g)
+		if err != nil {
+			return nil, fmt.Errorf("%w: grant: %v, or \"all\"", errBadRequest, err)
+		}
+		if !req.Has(n) {
+			return nil, fmt.Errorf("%w: grant %s: the pack does not ask for it", errBadRequest, n)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// grant records a persistent grant of one capability (optionally a subset
+// of its resources) to an installed pack.
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Capability string   `json:"capability"`
+		Resources  []string `json:"resources"`
+		Scope      string   `json:"scope"`
+		Chat       string   `json:"chat"`
+	}
+	name := r.PathValue("name")
+	if err := readJSON(w, r, &body); err != nil {
+		s.fail(w, err)
+		return
+	}
+	ip, err := s.cfg.App.Pack(r.Context(), name)
+	if err == nil && ip.Pack == nil {
+		err = fmt.Errorf("%w: pack %s does not load (%s): reinstall it", errNotFound, name, ip.Status)
+	}
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	n, err := capability.ParseName(body.Capability)
+	if err != nil {
+		s.fail(w, fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	scope := capability.ScopePersistent
+	if body.Scope != "" {
+		if scope, err = capability.ParseScope(body.Scope); err != nil {
+			s.fail(w, fmt.Errorf("%w: %v", errBadRequest, err))
+			return
+		}
+	}
+	if scope == capability.ScopeChat && body.Chat == "" {
+		s.fail(w, fmt.Errorf("%w: a chat grant names its chat: {\"chat\": \"chat_...\"}", errBadRequest))
+		return
+	}
+	u := capability.UserGrant{Capability: n, Resources: body.Resources, Scope: scope}
+	if err := capability.CheckGrant(ip.Pack.Request(), u); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if err := s.cfg.App.DB.PutGrant(r.Context(), name, body.Chat, u); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.getPack(w, r)
+}
+
+// revoke withdraws every grant of one capability from a pack.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	n, err := capability.ParseName(r.PathValue("capability"))
+	if err != nil {
+		s.fail(w, fmt.Errorf("%w: %v", errBadRequest, err))
+		return
+	}
+	if _, err := s.cfg.App.Pack(r.Context(), name); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if _, err := s.cfg.App.DB.RevokeGrant(r.Context(), name, n); err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.getPack(w, r)
+}

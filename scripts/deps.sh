@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what building and testing packs needs beyond Go, on Debian or Ubuntu.
+# Idempotent: it installs only what is missing, so `make run` and `make test` call it every time.
+#
+#   rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev   Rust guests, offline (wasm32 targets, serde_json)
+#   wabt binaryen                                                wat2wasm for test guests, wasm-opt for Rust guests
+#   tmux                                                         the pseudo-terminal test of `packs chat`
+#   chromium                                                     the end-to-end test of the web app
+#
+# With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev wabt binaryen"
+if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
+	APT_PACKAGES="$APT_PACKAGES tmux chromium"
+fi
+
+missing=""
+for p in $APT_PACKAGES; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if ! command -v apt-get >/dev/null; then
+		echo "deps: missing$missing and no apt-get: install them with your package manager" >&2
+		exit 1
+	fi
+	SUDO=""
+	if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+	echo "deps: apt-get install$missing" >&2
+	$SUDO apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+fi
+
+if [ "${WITH_TEST_DEPS:-0}" = 1 ] && [ -f test/mcp/package-lock.json ] && [ ! -d test/mcp/node_modules ]; then
+	echo "deps: npm ci --prefix test/mcp" >&2
+	npm ci --prefix test/mcp --no-audit --no-fund
+fi
