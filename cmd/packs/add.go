@@ -64,10 +64,15 @@ never a capability.`,
 			}
 			req := st.Pack.Request()
 			pre := preApproved(a.Policy, ref, req)
-			showRequest(c.stdout, st, req, pre, a.Policy.Source())
-			grants, err := c.decideGrants(grantFlag, req, pre, yes)
+			grants, err := parseGrantFlag(grantFlag, req)
 			if err != nil {
 				return err
+			}
+			showRequest(c.stdout, st, req, pre, a.Policy.Source())
+			if grantFlag == "" && c.interactive && !yes {
+				if grants, err = c.askGrants(req, pre); err != nil {
+					return err
+				}
 			}
 			if c.interactive && !yes {
 				ok, err := c.ask(fmt.Sprintf("Install %s?", st.Name()), true)
@@ -132,26 +137,25 @@ func preApproved(pol *capability.Policy, ref capability.PackRef, req capability.
 	return out
 }
 
-// decideGrants turns --grant (capability.ParseGrantList, as packs grant
-// reads it), or the person's answers, into the persistent grants made at
-// install. Pre-approved capabilities are not asked about: the policy grants
-// them.
-func (c *cli) decideGrants(flag string, req capability.Request, pre []capability.Name, yes bool) ([]capability.UserGrant, error) {
-	switch {
-	case flag != "":
-		grants, err := capability.ParseGrantList(flag, req, capability.ScopePersistent)
-		if err != nil {
-			return nil, usageError("add: --grant: %s (the pack asks for: %s)", strings.TrimPrefix(err.Error(), "capability: "), orNone(capNames(req.Names())))
-		}
-		for _, u := range grants {
-			if u.Scope != capability.ScopePersistent {
-				return nil, usageError("add: --grant %s=%s: a grant made at install lasts until revoked; grant for one chat with packs grant --chat", u.Capability, u.Scope)
-			}
-		}
-		return grants, nil
-	case !c.interactive || yes:
-		return nil, nil
+// parseGrantFlag reads --grant with capability.ParseGrantList, the parser
+// of packs grant, into the persistent grants made at install. An empty flag
+// grants nothing (a person at a terminal is asked instead).
+func parseGrantFlag(flag string, req capability.Request) ([]capability.UserGrant, error) {
+	grants, err := capability.ParseGrantList(flag, req, capability.ScopePersistent)
+	if err != nil {
+		return nil, usageError("add: --grant: %s (the pack asks for: %s)", strings.TrimPrefix(err.Error(), "capability: "), orNone(capNames(req.Names())))
 	}
+	for _, u := range grants {
+		if u.Scope != capability.ScopePersistent {
+			return nil, usageError("add: --grant %s=%s: a grant made at install lasts until revoked; grant for one chat with packs grant --chat", u.Capability, u.Scope)
+		}
+	}
+	return grants, nil
+}
+
+// askGrants asks the person at the terminal about each requested
+// capability the policy does not pre-approve.
+func (c *cli) askGrants(req capability.Request, pre []capability.Name) ([]capability.UserGrant, error) {
 	var out []capability.UserGrant
 	for _, n := range req.Names() {
 		if slices.Contains(pre, n) {
