@@ -126,18 +126,18 @@ func TestRewriteImportsBad(t *testing.T) {
 		"not wasm":             []byte("#!/bin/sh\necho hi\n"),
 		"a component":          {0, 'a', 's', 'm', 0x0d, 0, 1, 0},
 		"truncated header":     good[:6],
-		"section past the end": append(append([]byte{}, wasmHeader...), 2, 0x10, 0),
-		"size LEB too long":    append(append([]byte{}, wasmHeader...), 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0),
-		"size LEB overflow":    append(append([]byte{}, wasmHeader...), 2, 0xff, 0xff, 0xff, 0xff, 0x7f),
-		"too many imports":     append(append([]byte{}, wasmHeader...), 2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
-		"unknown import kind":  append(append([]byte{}, wasmHeader...), 2, 5, 1, 0, 0, 0x09, 0),
-		"name past the end":    append(append([]byte{}, wasmHeader...), 2, 3, 1, 0x7f, 0),
-		"trailing bytes":       append(append([]byte{}, wasmHeader...), 2, 6, 1, 0, 0, 0x00, 0, 0xaa),
-		"two import sections":  append(append(append([]byte{}, wasmHeader...), 2, 1, 0), 2, 1, 0),
-		"bad limits flags":     append(append([]byte{}, wasmHeader...), 2, 6, 1, 0, 0, 0x02, 0x09, 0),
+		"section past the end": append(wasmHeader(), 2, 0x10, 0),
+		"size LEB too long":    append(wasmHeader(), 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0),
+		"size LEB overflow":    append(wasmHeader(), 2, 0xff, 0xff, 0xff, 0xff, 0x7f),
+		"too many imports":     append(wasmHeader(), 2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
+		"unknown import kind":  append(wasmHeader(), 2, 5, 1, 0, 0, 0x09, 0),
+		"name past the end":    append(wasmHeader(), 2, 3, 1, 0x7f, 0),
+		"trailing bytes":       append(wasmHeader(), 2, 6, 1, 0, 0, 0x00, 0, 0xaa),
+		"two import sections":  append(append(wasmHeader(), 2, 1, 0), 2, 1, 0),
+		"bad limits flags":     append(wasmHeader(), 2, 6, 1, 0, 0, 0x02, 0x09, 0),
 		"truncated good":       good[:len(good)/2],
 		"export count lie":     []byte("\x00asm\x01\x00\x00\x00\aA\xc7\xf9\xa3x\x86\xf7"),
-		"function count lie":   append(append([]byte{}, wasmHeader...), 3, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
+		"function count lie":   append(wasmHeader(), 3, 5, 0xff, 0xff, 0xff, 0xff, 0x0f),
 	}
 	for name, in := range cases {
 		if _, err := RewriteImports(in); !errors.Is(err, ErrBadModule) {
@@ -155,7 +155,7 @@ func TestRewriteImportsBad(t *testing.T) {
 func FuzzRewriteImports(f *testing.F) {
 	f.Add(readTestdata(f, "imports.wasm"))
 	f.Add(readTestdata(f, "noimports.wasm"))
-	f.Add(append(append([]byte{}, wasmHeader...), 2, 1, 0))
+	f.Add(append(wasmHeader(), 2, 1, 0))
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)

@@ -121,8 +121,8 @@ func TestAddGrantResources(t *testing.T) {
 			home := filepath.Join(t.TempDir(), "home")
 			r := withHome(t, home, "add", src, "--grant", tt.grant).mustCode(t, tt.code)
 			if tt.code != 0 {
-				if line := r.oneLineError(t); !strings.Contains(line, "--grant") {
-					t.Errorf("error does not name --grant: %q", line)
+				if line := r.oneLineError(t); !strings.Contains(line, "--grant") || r.stdout != "" {
+					t.Errorf("error does not name --grant, or the request was shown anyway: %q\n%s", line, r.stdout)
 				}
 				if _, err := os.Stat(filepath.Join(home, "packs", "weather")); err == nil {
 					t.Error("installed despite the refused --grant")

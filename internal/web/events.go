@@ -53,13 +53,13 @@ func (h *hub) publish(kind string, v any) {
 func (h *hub) since(seq int64) ([]event, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []event
-	for _, e := range h.events {
-		if e.seq > seq {
-			out = append(out, e)
-		}
+	// Seqs are consecutive, so the first event after seq is found by
+	// arithmetic, not a scan.
+	i := 0
+	if len(h.events) > 0 {
+		i = int(max(0, min(seq-h.events[0].seq+1, int64(len(h.events)))))
 	}
-	return out, h.wake
+	return h.events[i:len(h.events):len(h.events)], h.wake
 }
 
 // events streams a chat's events as server-sent events: text, tool_start,
