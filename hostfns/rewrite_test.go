@@ -193,3 +193,6 @@ func FuzzRewriteImports(f *testing.F) {
 		}
 	})
 }
+
+// wasmHeader returns a fresh copy of the header of a version 1 module.
+func wasmHeader() []byte { return []byte("\x00asm\x01\x00\x00\x00") }

@@ -223,3 +223,21 @@ func TestSetCapabilitiesSerializes(t *testing.T) {
 		t.Errorf("lost updates: %d resources, want %d: %v", len(got), writers+1, got)
 	}
 }
+
+// BenchmarkSetCapabilities measures one grant change mirrored into
+// packs.lock: lock, read, atomic write with fsync.
+func BenchmarkSetCapabilities(b *testing.B) {
+	h := openTestHome(b, filepath.Join(b.TempDir(), "home"))
+	install(b, h, writePack(b, b.TempDir(), "weather", "1.0.0"))
+	on := map[capability.Name]LockCapability{capability.Network: {Granted: true, Resources: []string{"api.example.com"}}}
+	b.ResetTimer()
+	for i := range b.N {
+		caps := on
+		if i%2 == 1 {
+			caps = nil
+		}
+		if _, err := set(h, "weather", caps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

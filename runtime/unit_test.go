@@ -13,33 +13,34 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime/wasmbin"
 )
 
 // wasmModule builds a module with one func type () -> (), one function per
 // export name (all exported as functions) and an optional memory.
 func wasmModule(memPages int, exports ...string) []byte {
 	sec := func(id byte, body []byte) []byte {
-		return append(appendU32([]byte{id}, uint32(len(body))), body...)
+		return append(wasmbin.AppendU32([]byte{id}, uint32(len(body))), body...)
 	}
 	out := []byte("\x00asm\x01\x00\x00\x00")
 	out = append(out, sec(1, []byte{1, 0x60, 0, 0})...)
-	funcs := appendU32(nil, uint32(len(exports)))
+	funcs := wasmbin.AppendU32(nil, uint32(len(exports)))
 	for range exports {
 		funcs = append(funcs, 0)
 	}
 	out = append(out, sec(3, funcs)...)
 	if memPages >= 0 {
-		out = append(out, sec(5, appendU32([]byte{1, 0}, uint32(memPages)))...)
+		out = append(out, sec(5, wasmbin.AppendU32([]byte{1, 0}, uint32(memPages)))...)
 	}
-	exp := appendU32(nil, uint32(len(exports)))
+	exp := wasmbin.AppendU32(nil, uint32(len(exports)))
 	for i, name := range exports {
-		exp = appendU32(exp, uint32(len(name)))
+		exp = wasmbin.AppendU32(exp, uint32(len(name)))
 		exp = append(exp, name...)
-		exp = append(exp, kindFunc)
-		exp = appendU32(exp, uint32(i))
+		exp = append(exp, wasmbin.KindFunc)
+		exp = wasmbin.AppendU32(exp, uint32(i))
 	}
 	out = append(out, sec(7, exp)...)
-	code := appendU32(nil, uint32(len(exports)))
+	code := wasmbin.AppendU32(nil, uint32(len(exports)))
 	for range exports {
 		code = append(code, 2, 0, 0x0b) // body: size 2, no locals, end
 	}
@@ -144,8 +145,8 @@ func TestWasmReaderRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err1 := inspect(b)
 			_, err2 := renameExport(b, reactorInit, initExport)
-			if !errors.Is(err1, errWasm) || (err2 != nil && !errors.Is(err2, errWasm)) {
-				t.Fatalf("inspect: %v; rename: %v; want errWasm", err1, err2)
+			if !errors.Is(err1, wasmbin.ErrMalformed) || !errors.Is(err2, wasmbin.ErrMalformed) {
+				t.Fatalf("inspect: %v; rename: %v; want wasmbin.ErrMalformed", err1, err2)
 			}
 		})
 	}

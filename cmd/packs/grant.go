@@ -236,7 +236,7 @@ func forgetGrantsHook(a *app.App) func(context.Context, string) error {
 // from packs.db. take spends "once" grants (use it for an approved call). A
 // pack folder that is not installed (entry nil) holds no grants. A pack
 // installed before its grants were recorded in packs.db falls back to the
-// persistent grants in its lock entry.
+// persistent grants its lock entry mirrors, with their granted resources.
 func personGrants(ctx context.Context, a *app.App, name, chat string, entry *packs.LockEntry, take bool) ([]capability.UserGrant, error) {
 	if entry == nil {
 		return nil, nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -144,6 +145,27 @@ func TestAddGrantResources(t *testing.T) {
 				t.Errorf("held: %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLockFallbackKeepsResources: a pack whose grants are not in packs.db
+// falls back to its lock entry, narrowed resources included.
+func TestLockFallbackKeepsResources(t *testing.T) {
+	home := installedWeather(t, "env_read=WEATHER_API_KEY")
+	db, err := store.Open(context.Background(), filepath.Join(home, "packs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteGrants(context.Background(), "weather"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	rep := capsJSON(t, home)
+	if c := capOf(t, rep, capability.EnvRead); !c.Held || strings.Join(c.Effective, ",") != "WEATHER_API_KEY" {
+		t.Errorf("env_read from the lock: %+v, want only WEATHER_API_KEY", c)
+	}
+	if c := capOf(t, rep, capability.Network); c.Held {
+		t.Errorf("network held from the lock: %+v", c)
 	}
 }
 
