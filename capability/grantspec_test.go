@@ -255,3 +255,29 @@ func BenchmarkResolveTypical(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseGrantList: packs add --grant and packs grant read grants with
+// ParseGrantList; whatever it accepts is a valid grant within the request,
+// and it never panics.
+func FuzzParseGrantList(f *testing.F) {
+	for _, s := range []string{"all", "none", "network,env_read", "network=api.example.com,docs.example.com,env_read", "env_read=HOME", "network=chat", "filesystem_read=~/projects/a", ",", "=", "network=,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		grants, err := capability.ParseGrantList(s, fullRequest, capability.ScopePersistent)
+		if err != nil {
+			if !errors.Is(err, capability.ErrBadSpec) {
+				t.Fatalf("ParseGrantList(%q) error %v does not wrap ErrBadSpec", s, err)
+			}
+			return
+		}
+		for _, u := range grants {
+			if err := capability.ValidateGrant(u); err != nil {
+				t.Fatalf("ParseGrantList(%q) accepted an invalid grant %+v: %v", s, u, err)
+			}
+			if err := capability.CheckGrant(fullRequest, u); err != nil {
+				t.Fatalf("ParseGrantList(%q) accepted a grant wider than the request %+v: %v", s, u, err)
+			}
+		}
+	})
+}

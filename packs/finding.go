@@ -50,6 +50,9 @@
 //	run-invalid               [error]   a run object that is none of the three forms
 //	file-missing              [error]   a file the pack names does not exist
 //	wasm-format               [error]   a .wasm path that is not a regular file starting with the WebAssembly magic number
+//	wasm-compile              [error]   a module that is not valid WebAssembly or fails to compile (runtime.Check, packs validate)
+//	wasm-export               [error]   a module that lacks the export run.function names, or _start for WASI (runtime.Check)
+//	wasm-import               [error]   a module that imports a function its ABI does not provide (runtime.Check)
 //	exec-command              [error]   an exec argv[0] that is not a bare program name or absolute path
 //	exec-placeholder          [error]   a {{param}} that names no input_schema property, or is malformed
 //	exec-grant                [warning] an exec tool whose command the manifest's terminal_exec does not list

@@ -46,6 +46,11 @@ type Tool struct {
 	Description string
 	InputSchema json.RawMessage
 	Run         Run
+	// File and Line say where the tool is declared, as its findings name
+	// it: the tools.json path and the line of the tool's object. Checks
+	// made outside this package (runtime.Check) report there.
+	File string
+	Line int
 
 	schema *jsonschema.Schema
 }
@@ -240,6 +245,7 @@ func parseTools(data []byte, file, dir, pack string, man *Manifest, rep *reporte
 			continue
 		}
 		names[t.Name] = line
+		t.File, t.Line = file, line
 		tools = append(tools, t)
 	}
 	return tools

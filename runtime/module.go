@@ -59,15 +59,28 @@ type moduleEntry struct {
 	m  *module
 }
 
-// module returns t's module, prepared and cached by content hash.
+// module returns t's module, prepared and cached by content hash, after
+// checking that it exports what t calls. Every error wraps ErrModule.
 func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*module, error) {
-	path, err := r.modulePath(p, t)
+	m, err := r.load(ctx, p, t)
+	if err == nil {
+		err = checkExport(m, t)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
 	}
+	return m, nil
+}
+
+// load returns t's module, prepared and cached by content hash.
+func (r *Runtime) load(ctx context.Context, p *packs.Pack, t *packs.Tool) (*module, error) {
+	path, err := r.modulePath(p, t)
+	if err != nil {
+		return nil, err
+	}
 	raw, sha, err := r.readModule(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s: %w: reinstall the pack or rebuild the module", ErrModule, p.Name, t.Run.Wasm, err)
+		return nil, fmt.Errorf("%w: reinstall the pack or rebuild the module", err)
 	}
 	key := moduleKey{sha: sha, abi: t.Run.ABI}
 	r.mu.Lock()
@@ -89,20 +102,16 @@ func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*mo
 			// The stamp matched but the module was never prepared under this
 			// ABI (or its preparation failed): read it now.
 			if raw, err = readVerified(path, sha); err != nil {
-				return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+				return nil, err
 			}
 		}
 		m, err := r.prepare(ctx, key, t.Run.Wasm, raw)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
+			return nil, err
 		}
 		e.m = m
 	}
-	m := e.m
-	if err := checkExport(m, t); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
-	}
-	return m, nil
+	return e.m, nil
 }
 
 // modulePath confines t's module path to the pack (packs.SafeJoin, which
@@ -178,7 +187,10 @@ func readVerified(path, sha string) ([]byte, error) {
 	return raw, nil
 }
 
-// prepare rewrites, inspects and (for WASI) compiles raw.
+// prepare rewrites, inspects and (for WASI) compiles raw. The first thing
+// that reads raw is wasmbin.Parse (through RewriteImports or inspect): the
+// guard against counts that would make wazero over-allocate sees every
+// module before wazero does, whatever its ABI.
 func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw []byte) (*module, error) {
 	wasm := raw
 	var err error
@@ -194,17 +206,15 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkImports(info, key.abi); err != nil {
+		return nil, err
+	}
 	groups, err := hostfns.ImportedGroups(wasm)
 	if err != nil {
 		return nil, err
 	}
 	m := &module{key: key, name: name, wasm: wasm, info: info, groups: groups}
 	if key.abi == packs.ABIWASI {
-		for _, imp := range info.imports {
-			if imp != wasi_snapshot_preview1.ModuleName {
-				return nil, fmt.Errorf("a WASI command may import only %s, and this one imports from %q: build it as an Extism plugin to use host functions", wasi_snapshot_preview1.ModuleName, imp)
-			}
-		}
 		if m.compiled, err = r.wasi.CompileModule(ctx, wasm); err != nil {
 			return nil, fmt.Errorf("compile: %w", err)
 		}
@@ -284,7 +294,7 @@ func (r *Runtime) newCompiledPlugin(ctx context.Context, m *module) (*extism.Com
 		EnableWasi:    true,
 	}, hostfns.ExtismFunctions(m.groups))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: compile: %w", ErrModule, m.name, err)
+		return nil, fmt.Errorf("compile: %w", err)
 	}
 	return cp, nil
 }

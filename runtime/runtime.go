@@ -70,6 +70,7 @@ type Runtime struct {
 	rtConfig wazero.RuntimeConfig
 	wasi     wazero.Runtime // every WASI command, in one runtime
 	poolSize int
+	provides map[packs.ABI]map[importName]bool // what each ABI's instances may import
 
 	// ctx lives until Close: the pools' refill goroutines (counted in wg)
 	// and the calls in flight (counted in calls) end with it.
@@ -130,6 +131,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, err
 	}
+	r.provides = r.providedImports()
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	return r, nil
 }
@@ -179,25 +181,14 @@ func (r *Runtime) Close(ctx context.Context) error {
 // that a tool's first call, even in a new process, loads machine code instead
 // of compiling (about 70 ms instead of 1.7 s for a 3.5 MB Go plugin). Each
 // module is hashed (sha256) as read and compiled from exactly those bytes;
-// compiled code is found by that hash, never by path. Call it at install and
-// validate. It also checks that each tool's export exists.
+// compiled code is found by that hash, never by path. Call it at install. It
+// also checks each tool's imports and export; every error wraps ErrModule.
+// Check does the same work and reports findings instead.
 func (r *Runtime) Precompile(ctx context.Context, p *packs.Pack) error {
 	var errs []error
 	for _, t := range p.Tools {
-		if t.Run.ABI != packs.ABIExtism && t.Run.ABI != packs.ABIWASI {
-			continue
-		}
-		m, err := r.module(ctx, p, t)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if t.Run.ABI == packs.ABIExtism {
-			// Compile through go-sdk, exactly as Invoke will: the plugin's
-			// kernel module is compiled and cached too.
-			if _, err := r.plugin(ctx, m); err != nil {
-				errs = append(errs, err)
-			}
+		if _, err := r.check(ctx, p, t); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -45,7 +45,7 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim
 	if inv.Tool.Run.ABI == packs.ABIWASI {
 		s.rt, s.tool, key.tool = r.wasi, inv.Tool.Name, inv.Tool.Name
 	} else if s.plugin, err = r.plugin(ctx, m); err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("%w: %s: %s: %w", ErrModule, inv.Pack.Name, inv.Tool.Run.Wasm, err)
 	}
 	begin := time.Now()
 	in, pl, err := r.take(ctx, key, s)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/packs-run/packs/runtime/wasmbin"
@@ -21,9 +22,27 @@ const (
 // moduleInfo is what the runtime needs to know about a module before it
 // instantiates one.
 type moduleInfo struct {
-	imports  []string // distinct module names it imports from, sorted
-	exports  []string // exported function names, sorted
-	minPages uint32   // the largest declared minimum of its memories
+	imports  []importName // what it imports, sorted, each once
+	exports  []string     // exported function names, sorted
+	minPages uint32       // the largest declared minimum of its memories
+}
+
+// importName is one import: a function, or anything else (a memory, a
+// table, a global, a tag), which no ABI of ours provides.
+type importName struct {
+	module, name string
+	fn           bool
+}
+
+func (a importName) compare(b importName) int {
+	return cmp.Or(cmp.Compare(a.module, b.module), cmp.Compare(a.name, b.name))
+}
+
+func (a importName) String() string {
+	if a.fn {
+		return a.module + "." + a.name
+	}
+	return a.module + "." + a.name + " (not a function)"
 }
 
 // exportsFunc reports whether the module exports function name.
@@ -41,14 +60,14 @@ func inspect(wasm []byte) (moduleInfo, error) {
 	}
 	info := moduleInfo{minPages: mod.MinPages}
 	for _, im := range mod.Imports {
-		info.imports = append(info.imports, im.Module)
+		info.imports = append(info.imports, importName{module: im.Module, name: im.Name, fn: im.Kind() == wasmbin.KindFunc})
 	}
 	for _, e := range mod.Exports {
 		if e.Kind() == wasmbin.KindFunc {
 			info.exports = append(info.exports, e.Name)
 		}
 	}
-	slices.Sort(info.imports)
+	slices.SortFunc(info.imports, importName.compare)
 	info.imports = slices.Compact(info.imports)
 	slices.Sort(info.exports)
 	return info, nil

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 func (c *cli) validateCommand() *cobra.Command {
@@ -16,7 +21,12 @@ func (c *cli) validateCommand() *cobra.Command {
 		Use:   "validate [--json] PATH...",
 		Short: "Check pack folders and print every finding",
 		Long: `validate checks each pack folder: its entry doc and frontmatter, skill.toml
-and tools.json. Each finding is printed on stdout as
+and tools.json, and compiles every wasm module a tool names: a module that
+does not compile (wasm-compile), imports what packs host ABI v1 does not
+provide (wasm-import) or lacks the export its tool calls (wasm-export) is an
+error at that tool's line of tools.json. Compiled code goes to the state
+directory's cache when the state directory exists (--home, PACKS_HOME, ...);
+validate never creates one. Each finding is printed on stdout as
 
   file:line: error|warning: rule: message
 
@@ -35,8 +45,26 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 			}
 			all := []packs.Finding{}
 			failed := 0
+			ctx := cmd.Context()
+			var rt *runtime.Runtime
+			defer func() {
+				if rt != nil {
+					rt.Close(context.WithoutCancel(ctx))
+				}
+			}()
 			for _, p := range args {
-				fs := packs.Validate(p, packs.LoadOptions{})
+				pk, err := packs.Load(p, packs.LoadOptions{})
+				var fs []packs.Finding
+				if le := (*packs.LoadError)(nil); errors.As(err, &le) {
+					fs = le.Findings
+				} else if fs = pk.Findings; hasWasm(pk) {
+					if rt == nil {
+						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
+							return err
+						}
+					}
+					fs = append(fs, rt.Check(ctx, pk)...)
+				}
 				all = append(all, fs...)
 				errs, warns := count(fs)
 				if errs > 0 {
@@ -72,6 +100,27 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as one JSON array")
 	return cmd
+}
+
+// hasWasm reports whether any of p's tools is a wasm module.
+func hasWasm(p *packs.Pack) bool {
+	return slices.ContainsFunc(p.Tools, func(t *packs.Tool) bool { return t.Run.Wasm != "" })
+}
+
+// validateCache returns the compilation cache of the state directory when
+// that directory exists, else "" (an in-memory cache): validate warms the
+// cache for a later run, but never creates a state directory. "cache" is
+// the state directory's layout (packs.Home.CacheDir).
+func (c *cli) validateCache() string {
+	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(home, "cache")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
 }
 
 // count returns the number of errors and warnings.

@@ -268,16 +268,16 @@ function showResult(card, content, isError, artifacts, d) {
   if (artifacts && artifacts.length) card.append(artifactList(artifacts));
 }
 
-function fileURL(path, download) {
-  return "/v1/chats/" + encodeURIComponent(state.chat) + "/files/" + path.split("/").map(encodeURIComponent).join("/") + (download ? "?download=1" : "");
+function fileURL(chat, path, download) {
+  return "/v1/chats/" + encodeURIComponent(chat) + "/files/" + path.split("/").map(encodeURIComponent).join("/") + (download ? "?download=1" : "");
 }
 
-function artifactList(arts) {
+function artifactList(arts, chat = state.chat) {
   return el("ul", { class: "plain artifacts" }, ...arts.map(a => el("li", { class: "artifact" },
     el("span", {}, a.path + " (" + a.mime + ", " + a.size_bytes + " bytes)"),
     el("span", {},
-      el("a", { class: "open", href: fileURL(a.path), target: "_blank", rel: "noopener" }, "Open"), " ",
-      el("a", { class: "download", href: fileURL(a.path, true) }, "Download")))));
+      el("a", { class: "open", href: fileURL(chat, a.path), target: "_blank", rel: "noopener" }, "Open"), " ",
+      el("a", { class: "download", href: fileURL(chat, a.path, true) }, "Download")))));
 }
 
 function renderArtifacts(arts) {
@@ -345,10 +345,7 @@ function toolForm(pack, t) {
       let parsed;
       try { parsed = JSON.parse(args.value || "{}"); } catch (e) { throw new Error("The arguments are not JSON: " + e.message); }
       const r = await api("POST", "/v1/chats/" + id + "/calls", { name: pack + "__" + t.name, arguments: parsed });
-      const prev = state.chat;
-      state.chat = id;
-      out.replaceChildren(el("pre", { class: r.is_error ? "error" : "" }, pretty(r.content)), r.artifacts.length ? artifactList(r.artifacts) : "");
-      state.chat = prev;
+      out.replaceChildren(el("pre", { class: r.is_error ? "error" : "" }, pretty(r.content)), r.artifacts.length ? artifactList(r.artifacts, id) : "");
     } catch (e) { out.replaceChildren(el("span", { class: "error" }, e.message)); }
   };
   return el("details", { class: "tool" },
