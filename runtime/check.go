@@ -54,15 +54,16 @@ func (r *Runtime) check(ctx context.Context, p *packs.Pack, t *packs.Tool) (stri
 	case err != nil:
 		return RuleWasmCompile, err
 	}
-	if err := checkExport(m, t); err != nil {
-		return RuleWasmExport, err
-	}
 	if t.Run.ABI == packs.ABIExtism {
 		// Compile through go-sdk, exactly as Invoke will: the plugin's
-		// kernel module is compiled and cached too.
+		// kernel module is compiled and cached too. A module that does not
+		// compile is reported as such, whatever its exports.
 		if _, err := r.plugin(ctx, m); err != nil {
 			return RuleWasmCompile, err
 		}
+	}
+	if err := checkExport(m, t); err != nil {
+		return RuleWasmExport, err
 	}
 	return "", nil
 }

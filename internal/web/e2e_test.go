@@ -69,41 +69,8 @@ func TestBrowser(t *testing.T) {
 	)
 	shots := screenshotDir(t)
 
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900)}
-	for _, f := range chromiumFlags {
-		opts = append(opts, chromedp.Flag(f, true))
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	defer cancel()
-
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		p := filepath.Join(shots, name+".png")
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", p)
-	}
-	poll := func(what, expr string) {
-		t.Helper()
-		step(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second)))
-	}
-	count := func(sel string) string { return `document.querySelectorAll(` + jsString(sel) + `).length` }
+	b := openBrowser(t, chromium, shots)
+	ctx, step, shot, poll := b.ctx, b.step, b.shot, b.poll
 
 	step("open the app", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
 	step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
@@ -172,6 +139,79 @@ func TestBrowser(t *testing.T) {
 	if res, err := http.Get(e.url + "/v1/invocations"); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("invocations: %v %v", res, err)
 	}
+}
+
+// browser is one headless Chromium with helpers for the steps of a test.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+}
+
+func openBrowser(t *testing.T, chromium, shots string) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900)}
+	for _, f := range chromiumFlags {
+		opts = append(opts, chromedp.Flag(f, true))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(cancel)
+	return &browser{t: t, ctx: ctx, shots: shots}
+}
+
+func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// shot saves a full-page screenshot as name.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(b.shots, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
+// poll waits until the JavaScript expression is truthy.
+func (b *browser) poll(what, expr string) {
+	b.t.Helper()
+	b.step(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second)))
+}
+
+// count is a JavaScript expression: how many elements match sel.
+func count(sel string) string { return `document.querySelectorAll(` + jsString(sel) + `).length` }
+
+// TestBrowserNoModel: without a model the app says how to set one, and a
+// pack tool runs by hand from the packs page.
+func TestBrowserNoModel(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{noModel: true})
+	e.install()
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#banner")))
+	banner := must(t, b.ctx, chromedp.Text(chromedp.CSS("#banner")))
+	if !strings.Contains(banner, "No model is configured") || !strings.Contains(banner, "--provider") {
+		t.Errorf("the banner says %q", banner)
+	}
+	b.poll("send is disabled", `document.querySelector("#send").disabled`)
+	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.step("the notes tools show", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] details.tool`)))
+	b.poll("open echo", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":"by hand"}'; d.querySelector(".run-by-hand").click(); return true; })()`)
+	b.poll("the result shows", `[...document.querySelectorAll(".tool-out pre")].some(p => p.textContent.includes('"by hand"'))`)
+	b.shot("6-run-by-hand")
 }
 
 func must[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
