@@ -34,9 +34,9 @@ bench:
 examples: deps
 	$(MAKE) -C wasm-examples
 
-## run: build, then list the installed packs
-run: build
-	./$(BIN) list
+## run: build packs and the example packs, install them into .demo/home, start the web app (ARGS go to packs serve)
+run:
+	scripts/demo.sh $(ARGS)
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s), one after another
 fuzz:

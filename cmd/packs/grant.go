@@ -208,21 +208,12 @@ func (c *cli) explainEnv(a *app.App) capability.Env {
 	return capability.Env{Home: home, Getenv: c.getenv, Workspace: filepath.Join(a.Home.WorkspacesDir(), "cli")}
 }
 
-// grantsHook is an App.Installed hook: it records in packs.db, the source of
-// every grant check, the grants packs add made (a reinstall replaces the
-// pack's earlier grants: new content is a new decision), then mirrors them
-// into the lock entry.
+// grantsHook is an App.Installed hook: it records the grants packs add made
+// in packs.db, the source of every grant check, and mirrors them into the
+// lock entry (App.ReplaceGrants, the web app's install path too).
 func grantsHook(a *app.App, grants []capability.UserGrant) func(context.Context, packs.LockEntry) error {
 	return func(ctx context.Context, e packs.LockEntry) error {
-		if err := a.DB.DeleteGrants(ctx, e.Name); err != nil {
-			return err
-		}
-		for _, u := range grants {
-			if err := a.DB.PutGrant(ctx, e.Name, "", u); err != nil {
-				return fmt.Errorf("add: %s is installed, but its grants were not recorded: run packs grant %s %s: %w", e.Name, e.Name, u, err)
-			}
-		}
-		_, err := a.MirrorGrants(ctx, e.Name)
+		_, err := a.ReplaceGrants(ctx, e.Name, grants)
 		return err
 	}
 }

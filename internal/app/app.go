@@ -181,6 +181,23 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, e
 	return e, nil
 }
 
+// ReplaceGrants records grants, persistent grants made at install, as the
+// person's only grants of the installed pack name in packs.db (a reinstall
+// is new content, so a new decision: earlier grants go) and mirrors them
+// into its lock entry with MirrorGrants. packs add (as an Installed hook)
+// and the web app's install both call it after InstallGrants.
+func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capability.UserGrant) (packs.LockEntry, error) {
+	if err := a.DB.DeleteGrants(ctx, name); err != nil {
+		return packs.LockEntry{}, err
+	}
+	for _, u := range grants {
+		if err := a.DB.PutGrant(ctx, name, "", u); err != nil {
+			return packs.LockEntry{}, fmt.Errorf("app: %s is installed, but its grants were not recorded: grant %s again (packs grant %s %s): %w", name, u.Capability, name, u, err)
+		}
+	}
+	return a.MirrorGrants(ctx, name)
+}
+
 // Remove uninstalls a pack, deletes its packs.db row and runs the Removed
 // hooks. It returns the lock entry that was removed.
 func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) {
