@@ -55,9 +55,16 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 			for _, p := range args {
 				pk, err := packs.Load(p, packs.LoadOptions{})
 				var fs []packs.Finding
-				if le := (*packs.LoadError)(nil); errors.As(err, &le) {
+				var le *packs.LoadError
+				switch {
+				case errors.As(err, &le):
 					fs = le.Findings
-				} else if fs = pk.Findings; hasWasm(pk) {
+				case err != nil:
+					return err
+				default:
+					fs = pk.Findings
+				}
+				if err == nil && hasWasm(pk) {
 					if rt == nil {
 						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
 							return err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/internal/httpguard"
 )
 
 // MCPPath is where the Streamable HTTP endpoint is served.
@@ -30,7 +32,7 @@ func (s *Server) Listen(cfg HTTPConfig) (*HTTPServer, error) {
 		return nil, err
 	}
 	host, _, _ := net.SplitHostPort(addr)
-	if !isLoopbackHost(host) && cfg.Token == "" {
+	if !httpguard.IsLoopback(host) && cfg.Token == "" {
 		return nil, fmt.Errorf("%w: %s is reachable from other machines; set PACKS_MCP_TOKEN (or --token-file) to a secret that clients send as \"Authorization: Bearer <token>\", or listen on 127.0.0.1", ErrTokenRequired, addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -48,7 +50,7 @@ func (s *Server) Listen(cfg HTTPConfig) (*HTTPServer, error) {
 // handler serves MCPPath for a server bound to boundAddr: each new MCP
 // session gets its own SDK server and chat.
 func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error) {
-	g, err := newGuard(boundAddr, cfg.AllowedHosts)
+	hosts, err := httpguard.New(boundAddr, cfg.AllowedHosts)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 	})
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, mcpHandler)
-	return g.wrap(mux, cfg.Token), nil
+	return guard(hosts, mux, cfg.Token), nil
 }
 
 // URL is the endpoint clients connect to. For a server on every interface

@@ -62,7 +62,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
 	case errors.Is(err, capability.ErrDenied):
 		writeError(w, http.StatusForbidden, codeDenied, err.Error())
-	case errors.Is(err, chat.ErrMandated), errors.Is(err, errBusy), errors.Is(err, chat.ErrToolBudget):
+	case errors.Is(err, chat.ErrMandated), errors.Is(err, errBusy), errors.Is(err, chat.ErrToolBudget), errors.Is(err, packs.ErrModified):
 		writeError(w, http.StatusConflict, codeConflict, err.Error())
 	default:
 		s.log.Error("web: request failed", "err", err)

@@ -26,16 +26,23 @@ type toolJSON struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// capJSON is one requested capability: what the pack asked for, whether
-// the person granted it, and (in a pack's details) what a call holds.
+// capJSON is one requested capability: what the pack asks for (its
+// skill.toml), whether the person granted it and which resources, and (in a
+// pack's details) what a call holds.
 type capJSON struct {
 	Capability capability.Name `json:"capability"`
-	Requested  []string        `json:"requested"`
-	Granted    bool            `json:"granted"`
-	Effective  []string        `json:"effective,omitempty"`
-	Scope      string          `json:"scope,omitempty"`
-	Held       *bool           `json:"held,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
+	// Requested is what skill.toml asks for; empty when the pack does not
+	// load, since only its lock entry is known then.
+	Requested []string `json:"requested"`
+	Granted   bool     `json:"granted"`
+	// GrantedResources is the part of Requested the person granted: in the
+	// listing, the persistent grants packs.lock mirrors; in a pack's
+	// details, the person's layer (which includes a policy pre-approval).
+	GrantedResources []string `json:"granted_resources"`
+	Effective        []string `json:"effective,omitempty"`
+	Scope            string   `json:"scope,omitempty"`
+	Held             *bool    `json:"held,omitempty"`
+	Reason           string   `json:"reason,omitempty"`
 }
 
 type packJSON struct {
@@ -66,9 +73,16 @@ func packInfo(ip app.InstalledPack) packJSON {
 			out.Tools = append(out.Tools, toolJSON{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
 	}
+	// The lock entry's resources are the granted ones; the requested ones
+	// are in skill.toml, which the integrity digest covers.
+	var req capability.Request
+	if ip.Pack != nil {
+		req = ip.Pack.Request()
+	}
 	for _, n := range e.Requested() {
 		lc := e.Capabilities[n]
-		out.Capabilities = append(out.Capabilities, capJSON{Capability: n, Requested: orEmpty(lc.Resources), Granted: lc.Granted})
+		out.Capabilities = append(out.Capabilities, capJSON{Capability: n, Requested: orEmpty(req.Resources(n)),
+			Granted: lc.Granted, GrantedResources: orEmpty(lc.Resources)})
 	}
 	return out
 }
@@ -128,7 +142,11 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 		}
 		held := c.Err == nil
 		cj := &out.Capabilities[i]
-		cj.Granted = c.User.Allowed
+		cj.Requested = orEmpty(c.Requested)
+		cj.Granted, cj.GrantedResources = c.User.Allowed, []string{}
+		if c.User.Allowed {
+			cj.GrantedResources = orEmpty(c.User.Resources)
+		}
 		cj.Effective, cj.Scope, cj.Held = c.Effective, string(c.Scope), &held
 		if c.Err != nil {
 			cj.Reason = c.Err.Error()
@@ -179,27 +197,22 @@ func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.Discard()
-	names, err := grantNames(st.Pack.Request(), grant)
+	grants, err := installGrants(st.Pack.Request(), grant)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	e, err := s.cfg.App.Install(ctx, st, names)
+	e, err := s.cfg.App.InstallGrants(ctx, st, grants)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	// packs.db is where every grant check reads: record what was granted,
-	// replacing an earlier install's grants (new content, new decision).
-	if err := s.cfg.App.DB.DeleteGrants(ctx, e.Name); err != nil {
+	// replacing an earlier install's grants (new content, new decision),
+	// and mirror it into packs.lock, as packs add does.
+	if _, err := s.cfg.App.ReplaceGrants(ctx, e.Name, grants); err != nil {
 		s.fail(w, err)
 		return
-	}
-	for _, n := range e.Granted() {
-		if err := s.cfg.App.DB.PutGrant(ctx, e.Name, "", capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}); err != nil {
-			s.fail(w, err)
-			return
-		}
 	}
 	out, err := s.packDetails(r, e.Name)
 	if err != nil {
@@ -266,11 +279,26 @@ func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, []s
 	return saved, grant, nil
 }
 
-// grantNames checks the grant list against what the pack asks for.
-func grantNames(req capability.Request, grant []string) ([]capability.Name, error) {
-	if len(grant) == 1 && grant[0] == "all" {
-		return req.Names(), nil
+// installGrants checks the grant list against what the pack asks for and
+// returns the persistent grants of everything it asks for under each.
+func installGrants(req capability.Request, grant []string) ([]capability.UserGrant, error) {
+	names := req.Names()
+	if len(grant) != 1 || grant[0] != "all" {
+		var err error
+		if names, err = grantNames(req, grant); err != nil {
+			return nil, err
+		}
 	}
+	out := make([]capability.UserGrant, len(names))
+	for i, n := range names {
+		out[i] = capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
+	}
+	return out, nil
+}
+
+// grantNames checks a list of capability names against what the pack asks
+// for.
+func grantNames(req capability.Request, grant []string) ([]capability.Name, error) {
 	var out []capability.Name
 	for _, g := range grant {
 		n, err := capability.ParseName(g)
@@ -302,8 +330,14 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ip, err := s.cfg.App.Pack(r.Context(), name)
-	if err == nil && ip.Pack == nil {
+	switch {
+	case err != nil:
+	case ip.Pack == nil:
 		err = fmt.Errorf("%w: pack %s does not load (%s): reinstall it", errNotFound, name, ip.Status)
+	case ip.Status != app.StatusOK:
+		// Its skill.toml cannot be trusted, and packs.lock could not
+		// mirror the grant: refuse before recording it.
+		err = fmt.Errorf("%w: %s: its files no longer match packs.lock: reinstall it, then grant", packs.ErrModified, name)
 	}
 	if err != nil {
 		s.fail(w, err)
@@ -334,6 +368,11 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	// packs.lock mirrors the persistent grants, as after packs grant.
+	if _, err := s.cfg.App.MirrorGrants(r.Context(), name); err != nil {
+		s.fail(w, err)
+		return
+	}
 	s.getPack(w, r)
 }
 
@@ -350,6 +389,16 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.cfg.App.DB.RevokeGrant(r.Context(), name, n); err != nil {
+		s.fail(w, err)
+		return
+	}
+	// packs.db, where every check reads grants, is revoked; the lock entry
+	// follows, as after packs revoke. A modified pack keeps its entry (it
+	// does not run anyway): the revoke stands and the reply shows the
+	// status.
+	if _, err := s.cfg.App.MirrorGrants(r.Context(), name); errors.Is(err, packs.ErrModified) {
+		s.log.Warn("web: revoked in packs.db, packs.lock left alone", "pack", name, "err", err)
+	} else if err != nil {
 		s.fail(w, err)
 		return
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/httpguard"
 	"github.com/packs-run/packs/internal/llm"
 )
 
@@ -38,7 +39,8 @@ var (
 	// bearer token.
 	ErrTokenRequired = errors.New("web: a token is required to listen beyond loopback")
 	// ErrBadAddr: the listen address or an allowed host cannot be parsed.
-	ErrBadAddr = errors.New("web: bad listen address")
+	// It is httpguard.ErrBadAddr, which the shared guard returns.
+	ErrBadAddr = httpguard.ErrBadAddr
 	// ErrConfig: a required component is missing from Config.
 	ErrConfig = errors.New("web: incomplete configuration")
 )
@@ -109,12 +111,12 @@ func New(cfg Config) (*Server, error) {
 // Listen binds the configured address. It refuses an address beyond
 // loopback without a token.
 func (s *Server) Listen() (net.Listener, error) {
-	addr, err := listenAddr(s.cfg.Addr)
+	addr, err := httpguard.ListenAddr(s.cfg.Addr, DefaultAddr)
 	if err != nil {
 		return nil, err
 	}
 	host, _, _ := net.SplitHostPort(addr)
-	if !isLoopbackHost(host) && s.cfg.Token == "" {
+	if !httpguard.IsLoopback(host) && s.cfg.Token == "" {
 		return nil, fmt.Errorf("%w: %s is not loopback: set a token (PACKS_SERVE_TOKEN or --token-file), or listen on 127.0.0.1", ErrTokenRequired, addr)
 	}
 	ln, err := net.Listen("tcp", addr)

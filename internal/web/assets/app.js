@@ -304,8 +304,8 @@ function packCard(p) {
     el("thead", {}, el("tr", {}, el("th", {}, "capability"), el("th", {}, "requested"), el("th", {}, "granted"), el("th", {}, "a call holds"), el("th", {}, ""))),
     el("tbody", {}, ...p.capabilities.map(c => el("tr", {},
       el("td", {}, c.capability),
-      el("td", {}, c.requested.join(", ") || "(everything)"),
-      el("td", { class: c.granted ? "ok" : "bad" }, c.granted ? "yes" + (c.scope ? " (" + c.scope + ")" : "") : "no"),
+      el("td", {}, c.requested.join(", ") || "(unknown: the pack does not load)"),
+      el("td", { class: c.granted ? "ok" : "bad" }, c.granted ? (c.granted_resources.join(", ") || "yes") + (c.scope ? " (" + c.scope + ")" : "") : "no"),
       el("td", {}, c.held === undefined ? "" : c.held ? (c.effective || []).join(", ") || "yes" : c.reason || "nothing"),
       el("td", {}, c.granted ?
         el("button", { onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :

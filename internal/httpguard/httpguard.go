@@ -1,0 +1,124 @@
+// Package httpguard is the DNS rebinding guard shared by the two HTTP
+// servers, packs serve (internal/web) and packs mcp --http
+// (internal/mcpserver): where to listen by default (loopback), whether an
+// address stays on this machine, and the allowlist of Host and Origin
+// values a request may carry. Tokens and how a refusal is written stay with
+// each server: the web app takes a cookie, MCP clients a bearer token.
+package httpguard
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ErrBadAddr is returned for a listen address or an allowed host that
+// cannot be parsed.
+var ErrBadAddr = errors.New("httpguard: bad listen address")
+
+// ListenAddr returns the address to bind for addr (host:port): def when
+// addr is empty, and 127.0.0.1 for a missing host, never every interface.
+func ListenAddr(addr, def string) (string, error) {
+	if addr == "" {
+		addr = def
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%w %q: %v (want host:port, e.g. %s)", ErrBadAddr, addr, err, def)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// IsLoopback reports whether host (no port) names the local machine only.
+func IsLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
+}
+
+// Hosts is the allowlist of a server bound to one address: the loopback
+// names, the bound host (unless it is every interface) and the extra hosts
+// its operator named, on the bound port. Build it with New; it is read-only
+// afterwards, so one value serves concurrent requests.
+type Hosts struct {
+	names []string // lower case, no trailing dot; IPs in canonical form; sorted
+	port  string   // a Host with another port is refused
+}
+
+// New builds the allowlist for a server listening on boundAddr (host:port,
+// as the listener reports it). extra are names or IPs without scheme or
+// port (the --allow-host flags); a malformed one is an error wrapping
+// ErrBadAddr.
+func New(boundAddr string, extra []string) (*Hosts, error) {
+	host, port, err := net.SplitHostPort(boundAddr)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrBadAddr, boundAddr, err)
+	}
+	h := &Hosts{port: port, names: []string{"localhost", "127.0.0.1", "::1"}}
+	if ip, err := netip.ParseAddr(host); err != nil || !ip.IsUnspecified() {
+		h.names = append(h.names, canonical(host))
+	}
+	for _, x := range extra {
+		x = strings.TrimSpace(x)
+		if _, err := netip.ParseAddr(strings.Trim(x, "[]")); err != nil && (x == "" || strings.ContainsAny(x, "/:@ []")) {
+			return nil, fmt.Errorf("%w: allowed host %q must be a bare name or IP, without scheme or port", ErrBadAddr, x)
+		}
+		h.names = append(h.names, canonical(x))
+	}
+	slices.Sort(h.names)
+	h.names = slices.Compact(h.names)
+	return h, nil
+}
+
+// canonical is the form names are compared in: lower case, without
+// brackets or a trailing dot, an IP as netip prints it.
+func canonical(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.String()
+	}
+	return host
+}
+
+// Allowed reports whether hostport (a Host header or an Origin's host) is
+// on the allowlist; a port, when present, must be the bound one.
+func (h *Hosts) Allowed(hostport string) bool {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, ""
+	}
+	if port != "" && port != h.port {
+		return false
+	}
+	_, ok := slices.BinarySearch(h.names, canonical(host))
+	return ok
+}
+
+// Check returns "" when r's Host and Origin are allowed, else why not, for
+// the refusal the server writes. A request without Origin is not from a
+// browser page (native clients send none) and is judged by Host alone.
+func (h *Hosts) Check(r *http.Request) string {
+	if !h.Allowed(r.Host) {
+		return fmt.Sprintf("host %q is not allowed (DNS rebinding protection): add it with --allow-host if it is yours", r.Host)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !h.Allowed(u.Host) {
+		return fmt.Sprintf("origin %q is not allowed (DNS rebinding protection)", origin)
+	}
+	return ""
+}
