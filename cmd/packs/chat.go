@@ -51,11 +51,11 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 				return usageError("packs chat: --yes goes with --message; at the terminal you approve each call")
 			}
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			a, deps, closeSession, err := c.openSession(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
+			defer closeSession()
 			cfg, err := llm.Resolve(filepath.Join(a.Home.Dir(), configFile), c.getenv, flags)
 			if err != nil {
 				return usageError("%v", err)
@@ -64,11 +64,6 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			deps, closeDeps, err := c.sessionDeps(ctx, a)
-			if err != nil {
-				return err
-			}
-			defer closeDeps()
 			s, err := chat.Open(ctx, deps, chat.Options{ID: chatID, Attach: attach})
 			if err != nil {
 				if errors.Is(err, chat.ErrNotFound) {

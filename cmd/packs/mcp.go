@@ -3,19 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
-	"github.com/packs-run/packs/internal/audit"
-	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/mcpserver"
-	"github.com/packs-run/packs/runtime"
 )
 
 // mcpTokenEnv holds the bearer token for `packs mcp --http` when no
@@ -49,16 +43,11 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			a, deps, closeSession, err := c.openSession(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			deps, closeDeps, err := c.sessionDeps(ctx, a)
-			if err != nil {
-				return err
-			}
-			defer closeDeps()
+			defer closeSession()
 			attach, err := servedPacks(ctx, a, deps.Policy, only)
 			if err != nil {
 				return err
@@ -70,7 +59,7 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 			if httpAddr == "" {
 				return srv.ServeStdio(ctx, c.stdin, c.stdout)
 			}
-			token, err := c.mcpToken(tokenFile)
+			token, err := c.readToken(mcpTokenEnv, tokenFile)
 			if err != nil {
 				return err
 			}
@@ -88,22 +77,6 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+")")
 	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
 	return cmd
-}
-
-// mcpToken reads the bearer token from file, else from the environment.
-func (c *cli) mcpToken(file string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(c.getenv(mcpTokenEnv)), nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("packs: --token-file: %w", err)
-	}
-	token := strings.TrimSpace(string(b))
-	if token == "" {
-		return "", fmt.Errorf("packs: --token-file %s is empty: put the bearer token in it", file)
-	}
-	return token, nil
 }
 
 // servedPacks lists the installed packs a session attaches: each that is
@@ -135,42 +108,4 @@ func servedPacks(ctx context.Context, a *app.App, pol *capability.Policy, only [
 		}
 	}
 	return out, nil
-}
-
-// sessionDeps builds the components a chat session needs (the same for
-// packs chat and packs mcp) from the open application. The returned func
-// closes what it opened.
-func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
-	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
-	if err != nil {
-		return chat.Deps{}, nil, err
-	}
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger})
-	if err != nil {
-		return chat.Deps{}, nil, err
-	}
-	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
-	if err != nil {
-		rt.Close(context.WithoutCancel(ctx))
-		return chat.Deps{}, nil, err
-	}
-	home, _ := os.UserHomeDir()
-	deps := chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
-		Runner: rt, Audit: log, Policy: pol, Workspaces: a.Home.WorkspacesDir(),
-		Home: home, Getenv: c.getenv, Logger: a.Logger,
-	}
-	return deps, func() {
-		log.Close()
-		rt.Close(context.WithoutCancel(ctx))
-	}, nil
-}
-
-// moduleVersion is the module version when built from a tagged module,
-// else "dev".
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,25 +42,20 @@ without one, the app says how to set one and tools still run by hand.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			a, deps, closeSession, err := c.openSession(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
+			defer closeSession()
 			a.Installed = append(a.Installed, precompileHook(a))
 			model, err := c.serveModel(filepath.Join(a.Home.Dir(), configFile), flags)
 			if err != nil {
 				return err
 			}
-			token, err := c.serveToken(tokenFile)
+			token, err := c.readToken(serveTokenEnv, tokenFile)
 			if err != nil {
 				return err
 			}
-			deps, closeDeps, err := c.sessionDeps(ctx, a)
-			if err != nil {
-				return err
-			}
-			defer closeDeps()
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
 				Version: moduleVersion(), Logger: a.Logger, HowToConfigure: howToConfigure})
 			if err != nil {
@@ -118,20 +112,4 @@ func (c *cli) serveModel(configPath string, flags llm.Config) (web.Model, error)
 		return web.Model{}, usageError("serve: %v", err)
 	}
 	return web.Model{Provider: p, Describe: fmt.Sprintf("%s %s at %s", cfg.Provider, cfg.Model, cfg.BaseURL), NoTools: cfg.NoTools}, nil
-}
-
-// serveToken reads the token from file, else from the environment.
-func (c *cli) serveToken(file string) (string, error) {
-	if file == "" {
-		return strings.TrimSpace(c.getenv(serveTokenEnv)), nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("packs: --token-file: %w", err)
-	}
-	token := strings.TrimSpace(string(b))
-	if token == "" {
-		return "", fmt.Errorf("packs: --token-file %s is empty: put the token in it", file)
-	}
-	return token, nil
 }

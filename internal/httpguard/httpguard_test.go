@@ -191,3 +191,21 @@ func FuzzNew(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheck is the guard's cost on every request: Host and Origin
+// against an allowlist with extra hosts.
+func BenchmarkCheck(b *testing.B) {
+	h, err := New("0.0.0.0:7777", []string{"packs.corp.example", "[fd00::1]", "proxy.example"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodPost, "http://x/mcp", nil)
+	r.Host = "packs.corp.example:7777"
+	r.Header.Set("Origin", "https://packs.corp.example:7777")
+	b.ReportAllocs()
+	for b.Loop() {
+		if reason := h.Check(r); reason != "" {
+			b.Fatal(reason)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/runtime"
+)
+
+// openSession opens the application and builds what a chat session needs,
+// for the commands that run sessions: packs chat, packs mcp, packs serve.
+// The returned func closes both, the session's components first.
+func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), error) {
+	a, err := c.open(ctx)
+	if err != nil {
+		return nil, chat.Deps{}, nil, err
+	}
+	deps, closeDeps, err := c.sessionDeps(ctx, a)
+	if err != nil {
+		a.Close()
+		return nil, chat.Deps{}, nil, err
+	}
+	return a, deps, func() {
+		closeDeps()
+		a.Close()
+	}, nil
+}
+
+// sessionDeps builds the components a chat session needs from the open
+// application: the runtime, the audit log, and the policy the App loaded.
+// The returned func closes what it opened.
+func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger})
+	if err != nil {
+		return chat.Deps{}, nil, err
+	}
+	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	if err != nil {
+		rt.Close(context.WithoutCancel(ctx))
+		return chat.Deps{}, nil, err
+	}
+	home, _ := os.UserHomeDir()
+	deps := chat.Deps{
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
+		Runner: rt, Audit: log, Policy: a.Policy, Workspaces: a.Home.WorkspacesDir(),
+		Home: home, Getenv: c.getenv, Logger: a.Logger,
+	}
+	return deps, func() {
+		log.Close()
+		rt.Close(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// readToken reads the token an HTTP server requires (packs mcp --http,
+// packs serve) from file, else from the environment variable env. A token
+// is never a flag value: those show in ps.
+func (c *cli) readToken(env, file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(c.getenv(env)), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("packs: --token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("packs: --token-file %s is empty: put the token in it", file)
+	}
+	return token, nil
+}
+
+// moduleVersion is the module version when built from a tagged module,
+// else "dev".
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
