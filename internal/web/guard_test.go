@@ -126,8 +126,7 @@ func TestHandlerAllowedHosts(t *testing.T) {
 	if _, err := srv.Handler("127.0.0.1:7777"); !errors.Is(err, ErrBadAddr) {
 		t.Errorf("allowed host with a scheme: got %v, want ErrBadAddr", err)
 	}
-	e := newEnv(t, envOptions{})
-	e.srv.cfg.AllowedHosts = []string{"Packs.Example"}
+	e := newEnv(t, envOptions{allowedHosts: []string{"Packs.Example"}})
 	h, err := e.srv.Handler("0.0.0.0:7777")
 	if err != nil {
 		t.Fatal(err)

@@ -36,9 +36,10 @@ type env struct {
 }
 
 type envOptions struct {
-	noModel bool
-	token   string
-	addr    string
+	noModel      bool
+	token        string
+	addr         string
+	allowedHosts []string
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -75,7 +76,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, Token: opt.token, Version: "test", HowToConfigure: "pass --provider and --model"})
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: opt.token, Version: "test", HowToConfigure: "pass --provider and --model"})
 	if err != nil {
 		t.Fatal(err)
 	}
