@@ -164,25 +164,30 @@ grants made for one chat.`,
 			if err != nil {
 				return err
 			}
-			pol := a.Policy
-			user, err := personGrants(ctx, a, p.Name, chat, &entry, false)
-			if err != nil {
-				return err
-			}
-			rep, err := capability.Explain(ref, p.Request(), user, pol, c.explainEnv(a))
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(c.stdout, reportJSON(rep, pol))
-			}
-			printReport(c.stdout, rep, pol)
-			return nil
+			return c.explain(ctx, a, p, ref, &entry, chat, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&chat, "chat", "", "include the grants made for this chat")
 	return cmd
+}
+
+// explain prints what p would hold for a call, layer by layer: the report of
+// both `packs capabilities` and `packs policy check`.
+func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capability.PackRef, entry *packs.LockEntry, chat string, asJSON bool) error {
+	user, err := personGrants(ctx, a, p.Name, chat, entry, false)
+	if err != nil {
+		return err
+	}
+	rep, err := capability.Explain(ref, p.Request(), user, a.Policy, c.explainEnv(a))
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(c.stdout, reportJSON(rep, a.Policy))
+	}
+	printReport(c.stdout, rep, a.Policy)
+	return nil
 }
 
 // installedPack loads an installed pack and its reference (name and

@@ -55,24 +55,11 @@ your grants, and what a call would hold, with the reason for every refusal.`,
 				return err
 			}
 			defer a.Close()
-			pol := a.Policy
 			p, ref, entry, err := loadForRun(a, args[0])
 			if err != nil {
 				return err
 			}
-			user, err := personGrants(ctx, a, p.Name, "", entry, false)
-			if err != nil {
-				return err
-			}
-			rep, err := capability.Explain(ref, p.Request(), user, pol, c.explainEnv(a))
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(c.stdout, reportJSON(rep, pol))
-			}
-			printReport(c.stdout, rep, pol)
-			return nil
+			return c.explain(ctx, a, p, ref, entry, "", asJSON)
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
