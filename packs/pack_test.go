@@ -57,6 +57,9 @@ func skillMD(name string) string {
 
 // TestBadCases loads every folder under testdata/bad and checks that each
 // bad input yields exactly its one finding, at the right file and line.
+// The bin/tool.wasm files there are copies of testdata/text-tools/bin/text.wasm
+// (source: text.wat beside it), since those cases are about the manifest and
+// tools.json; wasm-format/bin/fake.wasm is text on purpose.
 func TestBadCases(t *testing.T) {
 	e, w := SeverityError, SeverityWarning
 	cases := map[string]spot{
