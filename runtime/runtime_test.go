@@ -706,8 +706,13 @@ func TestPoolRefills(t *testing.T) {
 }
 
 // TestCloseStopsCallsInFlight closes the Runtime while guests run: each
-// call ends with ErrClosed, Close waits for them, and nothing crashes (their
-// memories are unmapped only after they stopped).
+// call ends with ErrClosed, Close waits for the calls it counts in flight,
+// and nothing crashes (their memories are unmapped only after they stopped).
+//
+// Whether Close waited is checked on the counter itself, with one call held
+// open by the test: an Invoke returns to its caller only after it left the
+// counter, so a channel send after Invoke can trail Close by a scheduling
+// delay and cannot tell a Close that waited from one that did not.
 func TestCloseStopsCallsInFlight(t *testing.T) {
 	h := newHarness(t, Config{})
 	loops := []*packs.Pack{
@@ -725,17 +730,26 @@ func TestCloseStopsCallsInFlight(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // let them start spinning
-	if err := h.rt.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	h.rt.calls.Add(1)                  // a call the test ends itself
+	closed := make(chan error, 1)
+	go func() { closed <- h.rt.Close(context.Background()) }()
 	for range 2 * len(loops) {
 		select {
 		case err := <-errs:
 			if !errors.Is(err, ErrClosed) {
 				t.Errorf("got %v, want ErrClosed", err)
 			}
-		default:
-			t.Fatal("Close returned before a call in flight ended")
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call in flight did not end after Close")
 		}
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a call was still counted in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	h.rt.calls.Done()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
 	}
 }
