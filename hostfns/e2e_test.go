@@ -27,22 +27,10 @@ import (
 // runtime.Invoke with a grant resolved by capability.Resolve and the gate's
 // approval, exactly as `packs run` does.
 
-type recorder struct {
-	mu sync.Mutex
-	ex []capability.Exercise
-}
-
-func (r *recorder) RecordExercise(e capability.Exercise) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ex = append(r.ex, e)
-	return nil
-}
+type recorder struct{ capability.MemoryRecorder }
 
 func (r *recorder) denied(n capability.Name, resource string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.ContainsFunc(r.ex, func(e capability.Exercise) bool {
+	return slices.ContainsFunc(r.Exercises(), func(e capability.Exercise) bool {
 		return !e.Allowed && e.Capability == n && e.Resource == resource
 	})
 }
@@ -174,7 +162,7 @@ func TestE2EAttacks(t *testing.T) {
 				t.Fatalf("= %v, %v; want a refusal reported by the guest", out, err)
 			}
 			if !rec.denied(tc.cap, tc.resource) {
-				t.Fatalf("no denial of %s %s recorded: %+v", tc.cap, tc.resource, rec.ex)
+				t.Fatalf("no denial of %s %s recorded: %+v", tc.cap, tc.resource, rec.Exercises())
 			}
 		})
 	}
@@ -188,7 +176,7 @@ func TestE2EAttacks(t *testing.T) {
 			t.Fatalf("= %v, %v; want not found", out, err)
 		}
 		if !rec.denied(capability.EnvRead, "SECRET") {
-			t.Fatalf("no denial recorded: %+v", rec.ex)
+			t.Fatalf("no denial recorded: %+v", rec.Exercises())
 		}
 		if out, _, err := e.invoke(t, map[string]any{"op": "getenv", "name": "SECRET"}); err != nil || out["found"] == true {
 			t.Fatalf("getenv SECRET = %v, %v", out, err)
@@ -226,7 +214,7 @@ func TestE2EAttacks(t *testing.T) {
 				t.Fatalf("err = %v, want a denial", err)
 			}
 			if !rec.denied(capability.Network, tc.resource) {
-				t.Fatalf("no denial of %s recorded: %+v", tc.resource, rec.ex)
+				t.Fatalf("no denial of %s recorded: %+v", tc.resource, rec.Exercises())
 			}
 			if _, ok := hits.Load("target"); ok {
 				t.Fatal("the host that was not granted was contacted")
@@ -243,7 +231,7 @@ func TestE2EAttacks(t *testing.T) {
 	t.Run("run an unlisted command", func(t *testing.T) {
 		_, rec, err := e.invoke(t, map[string]any{"op": "exec", "argv": []string{"cat", "/etc/passwd"}})
 		if !errors.Is(err, capability.ErrDenied) || !rec.denied(capability.TerminalExec, "cat") {
-			t.Fatalf("err = %v, recorded %+v; want a recorded denial", err, rec.ex)
+			t.Fatalf("err = %v, recorded %+v; want a recorded denial", err, rec.Exercises())
 		}
 	})
 	t.Run("shell metacharacters reach a listed command verbatim", func(t *testing.T) {

@@ -79,26 +79,18 @@ func buildProbes(dir string) error {
 // memRecorder is a capability.Recorder that keeps exercises in memory. It
 // fails every record while fail is set.
 type memRecorder struct {
-	mu   sync.Mutex
-	ex   []capability.Exercise
+	capability.MemoryRecorder
 	fail error
 }
 
 func (r *memRecorder) RecordExercise(e capability.Exercise) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.fail != nil {
 		return r.fail
 	}
-	r.ex = append(r.ex, e)
-	return nil
+	return r.MemoryRecorder.RecordExercise(e)
 }
 
-func (r *memRecorder) all() []capability.Exercise {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.ex)
-}
+func (r *memRecorder) all() []capability.Exercise { return r.Exercises() }
 
 // has reports whether an exercise of n on resource with the given outcome
 // was recorded.

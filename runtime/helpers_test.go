@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -129,24 +128,12 @@ func modulePack(tb testing.TB, name, toml, src string, tools map[string]string) 
 }
 
 // recorder keeps every exercise.
-type recorder struct {
-	mu sync.Mutex
-	ex []capability.Exercise
-}
-
-func (r *recorder) RecordExercise(e capability.Exercise) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ex = append(r.ex, e)
-	return nil
-}
+type recorder struct{ capability.MemoryRecorder }
 
 // find returns the exercises of capability n for invocation id.
 func (r *recorder) find(id string, n capability.Name) []capability.Exercise {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []capability.Exercise
-	for _, e := range r.ex {
+	for _, e := range r.Exercises() {
 		if e.Invocation == id && e.Capability == n {
 			out = append(out, e)
 		}

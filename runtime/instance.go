@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -47,7 +46,7 @@ type spec struct {
 // instance is one fresh guest, used for one call and closed.
 type instance struct {
 	call   *hostfns.Call
-	early  *earlyRecorder // exercises before the invocation was known
+	early  *capability.MemoryRecorder // exercises before the invocation was known
 	budget *memBudget
 	stdin  *bytes.Reader // WASI: the arguments
 	stdout *limitWriter  // WASI: the result
@@ -60,7 +59,7 @@ type instance struct {
 // (a reactor's initializer), so its exercises are buffered in early until
 // a call takes the instance.
 func newInstance(ctx context.Context, s *spec) (*instance, error) {
-	early := &earlyRecorder{}
+	early := &capability.MemoryRecorder{}
 	in := &instance{
 		early:  early,
 		budget: newMemBudget(s.pages),
@@ -133,7 +132,7 @@ func newInstance(ctx context.Context, s *spec) (*instance, error) {
 func (in *instance) claim(inv Invocation, log *slog.Logger) error {
 	c := in.call
 	c.Tool, c.Invocation, c.Grant, c.Recorder, c.Logger = inv.Tool.Name, inv.ID, inv.Grant, inv.Recorder, log
-	for _, e := range in.early.take() {
+	for _, e := range in.early.Take() {
 		e.Tool, e.Invocation = inv.Tool.Name, inv.ID
 		if err := inv.Recorder.RecordExercise(e); err != nil {
 			return fmt.Errorf("runtime: recording an exercise of the instance's initialization: %w", err)
@@ -152,29 +151,6 @@ func (in *instance) close(ctx context.Context) {
 	if in.mod != nil {
 		in.mod.Close(ctx)
 	}
-}
-
-// earlyRecorder buffers the exercises of an instance's initialization:
-// FS and Environ record while it is built, before any invocation is known.
-type earlyRecorder struct {
-	mu sync.Mutex
-	ex []capability.Exercise
-}
-
-// RecordExercise implements capability.Recorder.
-func (r *earlyRecorder) RecordExercise(e capability.Exercise) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ex = append(r.ex, e)
-	return nil
-}
-
-func (r *earlyRecorder) take() []capability.Exercise {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ex := r.ex
-	r.ex = nil
-	return ex
 }
 
 // limitWriter keeps at most limit bytes. Past the limit it either stops the

@@ -218,7 +218,7 @@ func TestFilesystem(t *testing.T) {
 		}
 	}
 	if !denied || !allowed {
-		t.Fatalf("recorded: denied write to the pack %v, allowed write to the workspace %v; all: %+v", denied, allowed, h.rec.ex)
+		t.Fatalf("recorded: denied write to the pack %v, allowed write to the workspace %v; all: %+v", denied, allowed, h.rec.Exercises())
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,24 +80,12 @@ func load(t *testing.T, dir string) *packs.Pack {
 }
 
 // recorder keeps every capability exercise of a call.
-type recorder struct {
-	mu  sync.Mutex
-	all []capability.Exercise
-}
-
-func (r *recorder) RecordExercise(e capability.Exercise) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, e)
-	return nil
-}
+type recorder struct{ capability.MemoryRecorder }
 
 // find returns the exercises of capability n whose resource contains res.
 func (r *recorder) find(n capability.Name, res string, allowed bool) []capability.Exercise {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []capability.Exercise
-	for _, e := range r.all {
+	for _, e := range r.Exercises() {
 		if e.Capability == n && e.Allowed == allowed && strings.Contains(e.Resource, res) {
 			out = append(out, e)
 		}
@@ -317,7 +304,7 @@ func TestCSVStats(t *testing.T) {
 		t.Errorf("report %s", res.Output)
 	}
 	if len(rec.find(capability.FilesystemRead, "sales.csv", true)) == 0 {
-		t.Errorf("the read of sales.csv was not recorded: %+v", rec.all)
+		t.Errorf("the read of sales.csv was not recorded: %+v", rec.Exercises())
 	}
 
 	// A file outside the workspace that nobody granted: denied, and recorded.
@@ -331,7 +318,7 @@ func TestCSVStats(t *testing.T) {
 		t.Fatalf("reading outside the workspace: %v, want the tool to fail", err)
 	}
 	if len(rec.find(capability.FilesystemRead, outside, false)) == 0 {
-		t.Errorf("the denied read of %s was not recorded: %+v", outside, rec.all)
+		t.Errorf("the denied read of %s was not recorded: %+v", outside, rec.Exercises())
 	}
 }
 
@@ -415,7 +402,7 @@ func TestWebFetch(t *testing.T) {
 		t.Errorf("page %+v", page)
 	}
 	if len(rec.find(capability.Network, srv.URL+"/docs", true)) != 1 {
-		t.Errorf("the request was not recorded as allowed: %+v", rec.all)
+		t.Errorf("the request was not recorded as allowed: %+v", rec.Exercises())
 	}
 
 	// HTTP errors come back as the tool's own failure.
@@ -430,7 +417,7 @@ func TestWebFetch(t *testing.T) {
 		t.Fatalf("fetch from a host not granted: %v, want capability.ErrDenied", err)
 	}
 	if len(rec.find(capability.Network, "localhost", false)) == 0 {
-		t.Errorf("the denied request was not recorded: %+v", rec.all)
+		t.Errorf("the denied request was not recorded: %+v", rec.Exercises())
 	}
 
 	// A redirect from a granted host to one that is not: denied at the hop.
@@ -439,7 +426,7 @@ func TestWebFetch(t *testing.T) {
 		t.Fatalf("redirect off the granted host: %v, want capability.ErrDenied", err)
 	}
 	if len(rec.find(capability.Network, "localhost", false)) == 0 {
-		t.Errorf("the denied redirect was not recorded: %+v", rec.all)
+		t.Errorf("the denied redirect was not recorded: %+v", rec.Exercises())
 	}
 
 	// No network grant at all: the module that imports http_request cannot run.
@@ -519,7 +506,7 @@ func TestIncidentTriage(t *testing.T) {
 		t.Fatalf("folder not granted: %v, want the tool to report permission denied", err)
 	}
 	if len(rec.find(capability.FilesystemRead, logDir, false)) == 0 {
-		t.Errorf("the denied read was not recorded: %+v", rec.all)
+		t.Errorf("the denied read was not recorded: %+v", rec.Exercises())
 	}
 }
 
