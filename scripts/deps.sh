@@ -3,6 +3,8 @@
 # Idempotent: it installs only what is missing, so `make run` and `make test` call it every time.
 #
 #   rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev   Rust guests, offline (wasm32 targets, serde_json)
+#   lld-14                                                       rust-lld, the wasm linker; libstd-rust-dev-wasm32
+#                                                                only recommends it, and we install without recommends
 #   wabt binaryen                                                wat2wasm for test guests, wasm-opt for Rust guests
 #   tmux                                                         the pseudo-terminal test of `packs chat`
 #   chromium                                                     the end-to-end test of the web app
@@ -11,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev wabt binaryen"
+APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
 	APT_PACKAGES="$APT_PACKAGES tmux chromium"
 fi
@@ -28,8 +30,16 @@ if [ -n "$missing" ]; then
 	SUDO=""
 	if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 	echo "deps: apt-get install$missing" >&2
-	$SUDO apt-get update -q
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+	# Another apt-get (unattended upgrades, a second terminal) may hold the locks: wait for it, up to
+	# 10 minutes, instead of failing at once.
+	wait_lock=(-o DPkg::Lock::Timeout=600)
+	for try in $(seq 1 60); do
+		$SUDO apt-get "${wait_lock[@]}" update -q && break
+		[ "$try" = 60 ] && exit 1
+		echo "deps: apt-get update failed (lock held?); retrying in 10 s" >&2
+		sleep 10
+	done
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${wait_lock[@]}" install -y -q --no-install-recommends $missing
 fi
 
 if [ "${WITH_TEST_DEPS:-0}" = 1 ] && [ -f test/mcp/package-lock.json ] && [ ! -d test/mcp/node_modules ]; then
