@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/runtime/wasmbin"
+	"github.com/packs-run/packs/internal/wasmbin"
 )
 
 // extismEnv is the module Extism's PDKs import their host functions from.

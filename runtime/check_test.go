@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/packs-run/packs/internal/wasmbin"
 	"github.com/packs-run/packs/packs"
-	"github.com/packs-run/packs/runtime/wasmbin"
 )
 
 // importingModule is wasmModule(1, "run") with function imports of type

@@ -12,8 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/packs-run/packs/internal/wasmbin"
 	"github.com/packs-run/packs/packs"
-	"github.com/packs-run/packs/runtime/wasmbin"
 )
 
 // wasmModule builds a module with one func type () -> (), one function per

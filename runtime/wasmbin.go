@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/packs-run/packs/runtime/wasmbin"
+	"github.com/packs-run/packs/internal/wasmbin"
 )
 
 // The Extism ABI leaves a reactor's initializer (the "_initialize" export that
