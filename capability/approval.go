@@ -1,7 +1,11 @@
 package capability
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"sync"
@@ -19,6 +23,46 @@ type Pending struct {
 	Arguments    json.RawMessage
 	Capabilities []Name   // capabilities the call may exercise
 	Touches      []string // resources it names: paths, hosts, commands
+	// Grant is the grant the call will run with; the approval binds it.
+	// Zero for a base tool that runs under no pack grant.
+	Grant Grant
+	// Integrity is the pack's content digest from packs.lock; the approval
+	// binds it. Empty for a pack run from a folder.
+	Integrity string
+}
+
+// Call is exactly one tool call, as an approval binds it: the invocation,
+// the pack and tool, the digest of the validated arguments (ArgsDigest),
+// the digest of the grant it runs with (Grant.Digest) and the pack's
+// integrity digest. Change any of them and it is another call.
+type Call struct {
+	Invocation string
+	Pack, Tool string
+	Args       string
+	Grant      string
+	Integrity  string
+}
+
+// Call returns the call p describes, as Gate.Decide binds it.
+func (p Pending) Call() Call {
+	return Call{Invocation: p.Invocation, Pack: p.Pack, Tool: p.Tool, Args: ArgsDigest(p.Arguments), Grant: p.Grant.Digest(), Integrity: p.Integrity}
+}
+
+// ArgsDigest is the digest an approval binds a call's arguments by: SHA-256
+// of the compacted JSON (insignificant whitespace removed; empty is {}).
+// Arguments that are not valid JSON are digested as they are.
+func ArgsDigest(args json.RawMessage) string {
+	var buf bytes.Buffer
+	trimmed := bytes.TrimSpace(args)
+	switch {
+	case len(trimmed) == 0:
+		buf.WriteString("{}")
+	case json.Compact(&buf, trimmed) != nil:
+		buf.Reset()
+		buf.Write(args)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Class names the kind of call, for policy rules and for "allow for this
@@ -74,7 +118,7 @@ type Approval struct {
 }
 
 type approval struct {
-	invocation string
+	call       Call
 	class      string
 	approver   string
 	verdict    Verdict
@@ -82,9 +126,50 @@ type approval struct {
 	at         time.Time
 }
 
-// Covers reports whether the approval is for invocation.
-func (a Approval) Covers(invocation string) bool {
-	return a.a != nil && a.a.invocation == invocation && a.a.verdict != Deny
+// Covers returns nil when the approval is for exactly call, and otherwise a
+// denial wrapping ErrApprovalMismatch that names the first part that
+// differs. The zero Approval covers nothing.
+func (a Approval) Covers(call Call) error {
+	if a.a == nil || a.a.verdict == Deny {
+		return mismatch("the call has no approval")
+	}
+	want := a.a.call
+	for _, f := range [...]struct{ what, got, want string }{
+		{"invocation", call.Invocation, want.Invocation},
+		{"pack", call.Pack, want.Pack},
+		{"tool", call.Tool, want.Tool},
+		{"arguments", call.Args, want.Args},
+		{"grant", call.Grant, want.Grant},
+		{"pack content", call.Integrity, want.Integrity},
+	} {
+		if subtle.ConstantTimeCompare([]byte(f.got), []byte(f.want)) != 1 {
+			return mismatch("the approval was given for another " + f.what)
+		}
+	}
+	return nil
+}
+
+// Holds reports whether the approval is for this invocation of pack's tool
+// under grant g: the part of Covers that a host function can check, since
+// the arguments and the pack's content were checked before the guest ran.
+func (a Approval) Holds(invocation, pack, tool string, g Grant) bool {
+	if a.a == nil || a.a.verdict == Deny {
+		return false
+	}
+	c := a.a.call
+	return c.Invocation == invocation && c.Pack == pack && c.Tool == tool && c.Grant == g.Digest()
+}
+
+func mismatch(reason string) error {
+	return &DeniedError{Layer: LayerGate, Cause: ErrApprovalMismatch, Reason: reason}
+}
+
+// Invocation is the invocation id the approval is for.
+func (a Approval) Invocation() string {
+	if a.a == nil {
+		return ""
+	}
+	return a.a.call.Invocation
 }
 
 // Approver names who approved. For a call approved by a chat's memory, it is
@@ -196,7 +281,7 @@ func (g *Gate) Decide(ctx context.Context, p Pending) (Approval, error) {
 		return Approval{}, &DeniedError{Layer: LayerGate, Reason: "the call has no invocation id"}
 	}
 	if g == nil || len(g.approvers) == 0 {
-		return Approval{}, &DeniedError{Layer: LayerGate, Cause: ErrNoApprover, Reason: ErrNoApprover.Error() + "; pass --yes or approve in the UI"}
+		return Approval{}, &DeniedError{Layer: LayerGate, Cause: ErrNoApprover, Reason: ErrNoApprover.Error()}
 	}
 	class := p.Class()
 	for _, a := range g.approvers {
@@ -248,5 +333,5 @@ func (g *Gate) ask(ctx context.Context, a Approver, p Pending, class string) (Ap
 }
 
 func (g *Gate) approve(p Pending, class, who string, v Verdict, remembered bool) Approval {
-	return Approval{a: &approval{invocation: p.Invocation, class: class, approver: who, verdict: v, remembered: remembered, at: time.Now().UTC()}}
+	return Approval{a: &approval{call: p.Call(), class: class, approver: who, verdict: v, remembered: remembered, at: time.Now().UTC()}}
 }

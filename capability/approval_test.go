@@ -92,7 +92,7 @@ func TestGateDecide(t *testing.T) {
 				if !errors.Is(err, capability.ErrDenied) || !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Decide error = %v, want ErrDenied and %v", err, tt.wantErr)
 				}
-				if a.Covers(tt.pending.Invocation) {
+				if a.Covers(tt.pending.Call()) == nil {
 					t.Fatal("a denial covers the call")
 				}
 				var de *capability.DeniedError
@@ -104,7 +104,9 @@ func TestGateDecide(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decide: %v", err)
 			}
-			if !a.Covers(tt.pending.Invocation) || a.Covers("other") {
+			other := tt.pending
+			other.Invocation = "other"
+			if a.Covers(tt.pending.Call()) != nil || a.Covers(other.Call()) == nil {
 				t.Errorf("approval covers the wrong invocations")
 			}
 			if a.Approver() != tt.approver {
@@ -129,7 +131,7 @@ func TestGateRemembersPerChat(t *testing.T) {
 		t.Fatalf("first call: %v, verdict %v, remembered %v", err, a.Verdict(), a.Remembered())
 	}
 	a, err = g.Decide(ctx, call("i2", "chat-1", "text-kit", "slug"))
-	if err != nil || !a.Remembered() || a.Approver() != "terminal" || !a.Covers("i2") {
+	if err != nil || !a.Remembered() || a.Approver() != "terminal" || a.Covers(call("i2", "chat-1", "text-kit", "slug").Call()) != nil {
 		t.Fatalf("same class, same chat: %v, remembered %v, approver %q", err, a.Remembered(), a.Approver())
 	}
 	if got := p.asked.Load(); got != 1 {
@@ -186,7 +188,7 @@ func TestGateConcurrent(t *testing.T) {
 			for i := range 100 {
 				inv := fmt.Sprintf("w%d-%d", w, i)
 				a, err := g.Decide(context.Background(), call(inv, fmt.Sprint("chat", w), "p", "t"))
-				if err != nil || !a.Covers(inv) {
+				if err != nil || a.Covers(call(inv, fmt.Sprint("chat", w), "p", "t").Call()) != nil {
 					t.Errorf("%s: %v", inv, err)
 					return
 				}

@@ -67,6 +67,13 @@ var (
 	ErrNotRequested = errors.New("capability: not requested by the pack")
 	// ErrRejected: an approver answered no to one call.
 	ErrRejected = errors.New("capability: call rejected by the approver")
+	// ErrApprovalMismatch: the call is not the one the approval was given
+	// for (another invocation, pack, tool, arguments, grant or pack content),
+	// or it has no approval at all.
+	ErrApprovalMismatch = errors.New("capability: the approval does not cover this call")
+	// ErrUnapproved: guest code tried to exercise a capability before its
+	// call was approved (a pooled instance's initializer).
+	ErrUnapproved = errors.New("capability: exercised before the call was approved")
 )
 
 // Layer says which layer of the deny-dominant stack produced a decision.

@@ -75,6 +75,7 @@ func Resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (
 			}
 		}
 	}
+	g.seal()
 	return Grant{g: g}, nil
 }
 

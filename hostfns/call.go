@@ -70,6 +70,12 @@ var (
 type Call struct {
 	Pack, Tool, Invocation string
 	Grant                  capability.Grant
+	// Approval is the gate's yes to this invocation of this tool under
+	// Grant. Until it holds (capability.Approval.Holds), every exercise is
+	// denied and recorded: an instance built ahead of its call, whose
+	// initializer runs guest code, holds no capability at all. Exec refuses
+	// to start a command without it.
+	Approval               capability.Approval
 	Recorder               capability.Recorder
 	PackRoot, Workspace    string // absolute host paths
 	Logger                 *slog.Logger
@@ -105,13 +111,35 @@ func (c *Call) check() error {
 	return nil
 }
 
+// approved reports whether the gate's approval holds for this call.
+func (c *Call) approved() bool {
+	return c.Approval.Holds(c.Invocation, c.Pack, c.Tool, c.Grant)
+}
+
+// reasonUnapproved explains an exercise refused because its call was not
+// approved (yet).
+const reasonUnapproved = "the call is not approved: code that runs before approval (a module's initializer) holds no capability"
+
+// unapproved turns e into the denial of an exercise tried before approval.
+func unapproved(e capability.Exercise) capability.Exercise {
+	e.Allowed, e.Layer, e.Reason = false, capability.LayerGate, reasonUnapproved
+	return e
+}
+
 // record stores one exercise. A failure to record is returned wrapped in
-// ErrRecord and the caller must not go on with the exercise.
+// ErrRecord and the caller must not go on with the exercise. An exercise
+// that would be allowed is recorded as a denial, and refused, while the
+// call is not approved: this is the one place every exercise passes.
 func (c *Call) record(e capability.Exercise) error {
+	var denied error
+	if e.Allowed && !c.approved() {
+		e = unapproved(e)
+		denied = &capability.DeniedError{Capability: e.Capability, Resource: e.Resource, Layer: capability.LayerGate, Cause: capability.ErrUnapproved, Reason: reasonUnapproved}
+	}
 	if err := c.Recorder.RecordExercise(e); err != nil {
 		return errors.Join(ErrRecord, err)
 	}
-	return nil
+	return denied
 }
 
 // decide records d and returns nil when it allows, d.Err() when it denies,

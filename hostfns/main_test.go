@@ -151,12 +151,33 @@ func newCall(t testing.TB, req capability.Request) (*Call, *memRecorder) {
 		t.Fatal(err)
 	}
 	rec := &memRecorder{}
-	return &Call{
+	c := &Call{
 		Pack: "probe", Tool: "probe", Invocation: "inv-1",
 		Grant: grantOf(t, req, ws), Recorder: rec,
 		PackRoot: pack, Workspace: ws,
 		Logger: slog.New(slog.DiscardHandler),
-	}, rec
+	}
+	approve(t, c)
+	return c, rec
+}
+
+// approve has the gate approve c as it stands (its invocation, pack, tool
+// and grant): host functions refuse every exercise of an unapproved call.
+func approve(t testing.TB, c *Call) {
+	t.Helper()
+	a, err := capability.NewGate(approveAll{}).Decide(context.Background(), capability.Pending{Invocation: c.Invocation, Pack: c.Pack, Tool: c.Tool, Grant: c.Grant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Approval = a
+}
+
+// approveAll approves every call.
+type approveAll struct{}
+
+func (approveAll) Name() string { return "test" }
+func (approveAll) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
+	return capability.RunOnce, nil
 }
 
 // report is what the probe answers.

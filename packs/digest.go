@@ -33,7 +33,11 @@ var ErrUnsupportedFile = errors.New("packs: unsupported file type")
 // Digest never follows a symlink.
 func Digest(dir string) (string, error) {
 	h := sha256.New()
-	if err := digestTo(h, dir); err != nil {
+	entries, err := digestEntries(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := digestTo(h, dir, entries, nil); err != nil {
 		return "", err
 	}
 	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
@@ -41,13 +45,15 @@ func Digest(dir string) (string, error) {
 
 // digestEntry is one file or symlink of the canonical content.
 type digestEntry struct {
-	rel  string // slash-separated, relative to the pack root
-	path string // on disk
-	kind byte
-	size int64
+	rel   string // slash-separated, relative to the pack root
+	path  string // on disk
+	kind  byte
+	size  int64
+	stamp Stamp
 }
 
-func digestTo(h hash.Hash, dir string) error {
+// digestEntries lists the canonical content's entries of dir, sorted.
+func digestEntries(dir string) ([]digestEntry, error) {
 	var entries []digestEntry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -64,7 +70,7 @@ func digestTo(h hash.Hash, dir string) error {
 		if err != nil {
 			return fmt.Errorf("packs: digest %s: %w", dir, err)
 		}
-		e := digestEntry{rel: filepath.ToSlash(rel), path: p, size: info.Size()}
+		e := digestEntry{rel: filepath.ToSlash(rel), path: p, size: info.Size(), stamp: StampOf(info)}
 		switch mode := info.Mode(); {
 		case mode.IsRegular() && mode&0o111 != 0:
 			e.kind = 'x'
@@ -79,13 +85,19 @@ func digestTo(h hash.Hash, dir string) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// WalkDir already visits in lexical order of each directory, but that is
 	// not the order of full paths ("a-b" sorts before "a/b" as a path, after
 	// it as a walk); sort the full relative paths so the order is defined by
 	// the names alone.
 	slices.SortFunc(entries, func(a, b digestEntry) int { return strings.Compare(a.rel, b.rel) })
+	return entries, nil
+}
+
+// digestTo writes the canonical content of entries to h. When files is not
+// nil, it also stores the SHA-256 of each regular file in it, by rel.
+func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]string) error {
 	var head []byte
 	for _, e := range entries {
 		head = append(head[:0], e.rel...)
@@ -104,16 +116,24 @@ func digestTo(h hash.Hash, dir string) error {
 		head = strconv.AppendInt(head, e.size, 10)
 		head = append(head, 0)
 		h.Write(head)
-		if err := hashFile(h, e.path, e.size); err != nil {
+		if files == nil {
+			if err := hashFile(h, e.path, e.size); err != nil {
+				return err
+			}
+			continue
+		}
+		fh := sha256.New()
+		if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
 			return err
 		}
+		files[e.rel] = hex.EncodeToString(fh.Sum(nil))
 	}
 	return nil
 }
 
 // hashFile writes exactly size bytes of the file at p to h, and fails if the
 // file is not that size any more (it changed while we read it).
-func hashFile(h hash.Hash, p string, size int64) error {
+func hashFile(h io.Writer, p string, size int64) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return fmt.Errorf("packs: digest: %w", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkWarmCall(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: 2})
 			p := modulePack(b, "warm", "", g.src, map[string]string{"echo": g.fn})
 			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
-			if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+			if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 				b.Fatal(err)
 			}
 			pl := onlyPool(b, h.rt)
@@ -65,7 +66,7 @@ func BenchmarkWarmCall(b *testing.B) {
 					time.Sleep(20 * time.Microsecond)
 				}
 				begin := time.Now()
-				if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+				if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 					b.Fatal(err)
 				}
 				durs = append(durs, time.Since(begin))
@@ -87,7 +88,7 @@ func BenchmarkExecFallback(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		begin := time.Now()
-		if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+		if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 			b.Fatal(err)
 		}
 		durs = append(durs, time.Since(begin))
@@ -118,7 +119,7 @@ func BenchmarkFirstCall(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, g)); err != nil {
+				if _, err := rt.invoke(context.Background(), h.invocation(p, "echo", benchInput, g)); err != nil {
 					b.Fatal(err)
 				}
 				durs = append(durs, time.Since(begin))
@@ -138,14 +139,14 @@ func BenchmarkThroughput(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: goruntime.GOMAXPROCS(0)})
 			p := modulePack(b, "many", "", g.src, map[string]string{"echo": g.fn})
 			gr := h.grant(p, nil)
-			if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
+			if _, err := h.rt.invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			begin := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
+					if _, err := h.rt.invoke(context.Background(), h.invocation(p, "echo", benchInput, gr)); err != nil {
 						b.Error(err)
 						return
 					}
@@ -167,7 +168,7 @@ func BenchmarkPooledInstanceMemory(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: -1})
 			p := modulePack(b, "mem", "", g.src, map[string]string{"echo": g.fn})
 			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
-			if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+			if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 				b.Fatal(err)
 			}
 			s := benchSpec(b, h, inv)
@@ -178,7 +179,8 @@ func BenchmarkPooledInstanceMemory(b *testing.B) {
 				rss0, heap0 := memoryInUse(b)
 				ins := make([]*instance, 0, held)
 				for j := 0; j < held; j++ {
-					in, err := newInstance(context.Background(), s)
+					early := &capability.MemoryRecorder{}
+					in, err := newInstance(context.Background(), s, s.ahead(early), early)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -198,7 +200,7 @@ func BenchmarkPooledInstanceMemory(b *testing.B) {
 
 // benchSpec rebuilds the spec that Invoke uses for inv.
 func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
-	m, err := h.rt.module(context.Background(), inv.Pack, inv.Tool)
+	m, err := h.rt.module(context.Background(), inv.Pack, inv.Tool, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

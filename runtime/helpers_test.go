@@ -198,7 +198,7 @@ func (h *harness) invocation(p *packs.Pack, tool, input string, g capability.Gra
 		h.tb.Fatalf("pack %s has no tool %s", p.Name, tool)
 	}
 	id := fmt.Sprintf("inv-%d", h.ids.Add(1))
-	a, err := capability.NewGate(yes{}).Decide(context.Background(), capability.Pending{Invocation: id, Pack: p.Name, Tool: tool})
+	a, err := capability.NewGate(yes{}).Decide(context.Background(), capability.Pending{Invocation: id, Pack: p.Name, Tool: tool, Arguments: json.RawMessage(input), Grant: g})
 	if err != nil {
 		h.tb.Fatal(err)
 	}
@@ -208,5 +208,43 @@ func (h *harness) invocation(p *packs.Pack, tool, input string, g capability.Gra
 // invoke runs tool with input, everything the pack asks for granted.
 func (h *harness) invoke(p *packs.Pack, tool, input string) (Result, error) {
 	h.tb.Helper()
-	return h.rt.Invoke(context.Background(), h.invocation(p, tool, input, h.grant(p, nil)))
+	return h.rt.invoke(context.Background(), h.invocation(p, tool, input, h.grant(p, nil)))
+}
+
+// userGrants is a GrantSource that returns the same grants for every pack.
+type userGrants []capability.UserGrant
+
+func (u userGrants) PeekGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return u, nil
+}
+func (u userGrants) TakeGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return u, nil
+}
+
+// pipeline returns a Pipeline on the harness's runtime that grants p
+// everything it asks for, persistently, and audits into h.rec.
+func (h *harness) pipeline(p *packs.Pack) *Pipeline {
+	h.tb.Helper()
+	var user userGrants
+	for _, n := range p.Request().Names() {
+		user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
+	}
+	pl, err := NewPipeline(h.rt, PipelineConfig{Grants: user, Audit: h.rec, Getenv: os.Getenv})
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	return pl
+}
+
+// call runs tool through the pipeline, approved.
+func (h *harness) call(pl *Pipeline, p *packs.Pack, tool, input string) Outcome {
+	h.tb.Helper()
+	o, err := pl.Call(context.Background(), Request{
+		Pack: p, Ref: capability.PackRef{Name: p.Name}, Tool: tool, Arguments: json.RawMessage(input),
+		Workspace: h.ws, Approvers: []capability.Approver{yes{}},
+	})
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	return o
 }

@@ -41,12 +41,13 @@ type spec struct {
 	environ   []string
 	pages     uint32
 	log       *slog.Logger
+	poolable  bool // an instance built ahead, with no capability, can serve its calls
 }
 
 // instance is one fresh guest, used for one call and closed.
 type instance struct {
 	call   *hostfns.Call
-	early  *capability.MemoryRecorder // exercises before the invocation was known
+	early  *capability.MemoryRecorder // exercises tried before the call was claimed; nil when built for it
 	budget *memBudget
 	stdin  *bytes.Reader // WASI: the arguments
 	stdout *limitWriter  // WASI: the result
@@ -55,20 +56,27 @@ type instance struct {
 	plugin *extism.Plugin
 }
 
-// newInstance builds and initializes one instance of s. It runs guest code
-// (a reactor's initializer), so its exercises are buffered in early until
-// a call takes the instance.
-func newInstance(ctx context.Context, s *spec) (*instance, error) {
-	early := &capability.MemoryRecorder{}
+// ahead returns the Call of an instance built ahead of its call, by a pool:
+// it holds no approval, so every exercise its initializer tries is denied
+// and recorded into early.
+func (s *spec) ahead(early *capability.MemoryRecorder) *hostfns.Call {
+	return &hostfns.Call{
+		Pack: s.pack, Tool: s.tool, Grant: s.grant, Recorder: early,
+		PackRoot: s.packRoot, Workspace: s.workspace, Logger: s.log,
+	}
+}
+
+// newInstance builds and initializes one instance of s for call. It runs
+// guest code (a start section, a reactor's initializer) under call: a pool
+// passes an unapproved Call (s.ahead), a call built on the spot its own,
+// approved one.
+func newInstance(ctx context.Context, s *spec, call *hostfns.Call, early *capability.MemoryRecorder) (*instance, error) {
 	in := &instance{
 		early:  early,
 		budget: newMemBudget(s.pages),
 		stdin:  bytes.NewReader(nil),
 		stderr: &limitWriter{limit: maxStderr},
-		call: &hostfns.Call{
-			Pack: s.pack, Tool: s.tool, Grant: s.grant, Recorder: early,
-			PackRoot: s.packRoot, Workspace: s.workspace, Logger: s.log,
-		},
+		call:   call,
 	}
 	if s.mod.info.minPages > s.pages {
 		return nil, fmt.Errorf("%w: %s declares %d pages of memory up front, the limit is %d: raise [limits] memory_mb", ErrMemoryLimit, s.mod.name, s.mod.info.minPages, s.pages)
@@ -126,19 +134,26 @@ func newInstance(ctx context.Context, s *spec) (*instance, error) {
 	return in, nil
 }
 
-// claim hands the instance to one invocation: from here on every exercise
-// is recorded under its id, through its recorder, and decided by its grant.
-// The exercises of the initialization are recorded first, re-stamped.
-func (in *instance) claim(inv Invocation, log *slog.Logger) error {
+// tried reports whether guest code of an instance built ahead of its call
+// tried to exercise a capability (every such try was denied).
+func (in *instance) tried() bool {
+	return in.early != nil && len(in.early.Exercises()) > 0
+}
+
+// claim hands an instance built ahead of its call to one invocation: from
+// here on every exercise is recorded under its id, through its recorder,
+// and decided by its grant and approval.
+func (in *instance) claim(inv Invocation, log *slog.Logger) {
 	c := in.call
-	c.Tool, c.Invocation, c.Grant, c.Recorder, c.Logger = inv.Tool.Name, inv.ID, inv.Grant, inv.Recorder, log
-	for _, e := range in.early.Take() {
-		e.Tool, e.Invocation = inv.Tool.Name, inv.ID
-		if err := inv.Recorder.RecordExercise(e); err != nil {
-			return fmt.Errorf("runtime: recording an exercise of the instance's initialization: %w", err)
-		}
+	c.Tool, c.Invocation, c.Grant, c.Approval, c.Recorder, c.Logger = inv.Tool.Name, inv.ID, inv.Grant, inv.Approval, inv.Recorder, log
+}
+
+// callFor is the Call of inv, approved, for an instance built for it.
+func callFor(s *spec, inv Invocation, log *slog.Logger) *hostfns.Call {
+	return &hostfns.Call{
+		Pack: inv.Pack.Name, Tool: inv.Tool.Name, Invocation: inv.ID, Grant: inv.Grant, Approval: inv.Approval,
+		Recorder: inv.Recorder, PackRoot: s.packRoot, Workspace: s.workspace, Logger: log,
 	}
-	return nil
 }
 
 // close releases the instance. Errors are of no interest: the instance is

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -61,7 +62,11 @@ type moduleEntry struct {
 
 // module returns t's module, prepared and cached by content hash, after
 // checking that it exports what t calls. Every error wraps ErrModule.
-func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*module, error) {
+//
+// content, when set, is what the pack held when it was checked against
+// packs.lock: the module's bytes, as read to compile them, must be the
+// bytes it names, or the call is refused with packs.ErrModified.
+func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool, content *packs.Content) (*module, error) {
 	m, err := r.load(ctx, p, t)
 	if err == nil {
 		err = checkExport(m, t)
@@ -69,7 +74,29 @@ func (r *Runtime) module(ctx context.Context, p *packs.Pack, t *packs.Tool) (*mo
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %s: %w", ErrModule, p.Name, t.Run.Wasm, err)
 	}
+	if content != nil {
+		if err := r.sameAsLocked(p, t, m, *content); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// sameAsLocked checks that m was compiled from the bytes content names for
+// t's module file.
+func (r *Runtime) sameAsLocked(p *packs.Pack, t *packs.Tool, m *module, content packs.Content) error {
+	path, err := r.modulePath(p, t)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(p.Dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", packs.ErrModified, p.Name, err)
+	}
+	if want, ok := content.FileSHA(dir, path); !ok || want != m.key.sha {
+		return fmt.Errorf("%w: %s: %s changed after its files were checked against packs.lock", packs.ErrModified, p.Name, t.Run.Wasm)
+	}
+	return nil
 }
 
 // load returns t's module, prepared and cached by content hash.

@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/packs-run/packs/capability"
 )
@@ -68,21 +70,32 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 // (instantiation allocates megabytes; two cores are common), and the next
 // call still finds a ready instance when PoolSize is at least 2. Instances
 // are never returned to the pool: each serves one call.
+//
+// An instance is built before its call is approved, so it is built with no
+// capability at all (spec.ahead): its initializer's every exercise is
+// denied. A module whose initializer tries one anyway (a Go init() that
+// reads a file or fetches a URL) needs its capabilities at initialization:
+// the pool stops building ahead, and every call builds its instance on the
+// spot, after approval, under its own grant.
 type pool struct {
-	spec   *spec
-	ready  chan *instance
-	kick   chan struct{} // asks the refiller to fill the pool up again
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the refiller has returned
-	used   uint64        // Runtime.tick at the last take, under Runtime.mu
+	spec     *spec
+	ready    chan *instance
+	kick     chan struct{} // asks the refiller to fill the pool up again
+	ctx      context.Context
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the refiller has returned
+	used     uint64        // Runtime.tick at the last take, under Runtime.mu
+	onSpot   atomic.Bool   // stopped building ahead (see above)
+	building atomic.Bool   // the refiller is at work
 }
 
-// take returns an instance for key, built from s when none is ready, and
-// the pool to refill once the call is over (nil without a pool).
-func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, *pool, error) {
-	if r.poolSize < 0 {
-		in, err := newInstance(ctx, s)
+// take returns an instance for inv: one built ahead and now claimed for
+// it, or one built on the spot under its approved Call. It also returns the
+// pool to refill once the call is over (nil without one). Only an instance
+// whose key the pool may serve (spec.poolable) comes from the pool.
+func (r *Runtime) take(ctx context.Context, key poolKey, s *spec, inv Invocation, log *slog.Logger) (*instance, *pool, error) {
+	if r.poolSize < 0 || !s.poolable {
+		in, err := newInstance(ctx, s, callFor(s, inv, log), nil)
 		return in, nil, err
 	}
 	r.mu.Lock()
@@ -107,15 +120,30 @@ func (r *Runtime) take(ctx context.Context, key poolKey, s *spec) (*instance, *p
 
 	select {
 	case in := <-p.ready:
+		in.claim(inv, log)
 		return in, p, nil
 	default:
 	}
-	in, err := newInstance(ctx, s)
+	in, err := newInstance(ctx, s, callFor(s, inv, log), nil)
 	return in, p, err
+}
+
+// errInitNeedsCapabilities stops a pool from building ahead.
+var errInitNeedsCapabilities = errors.New("its initializer tries capabilities, which it holds only once its call is approved")
+
+// orphaned records what guest code tried outside any call (the
+// initializer of an instance built ahead), all of it denied.
+func (r *Runtime) orphaned(ex []capability.Exercise) {
+	for _, e := range ex {
+		if err := r.recorder.RecordExercise(e); err != nil {
+			r.log.Error("runtime: recording what an initializer tried", "err", err, "exercise", e)
+		}
+	}
 }
 
 // refill asks the refiller to top the pool up. It never blocks.
 func (p *pool) refill() {
+	p.building.Store(true)
 	select {
 	case p.kick <- struct{}{}:
 	default:
@@ -137,7 +165,7 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		p.run(s.log)
+		p.run(r)
 	}()
 	return p
 }
@@ -159,22 +187,33 @@ func (r *Runtime) evictLocked() *pool {
 }
 
 // run fills the pool, then waits to be asked again, until its context
-// ends. When building fails (a module whose initializer fails, a workspace
-// that vanished) it logs and waits: the next call builds on the spot and
-// reports the error.
-func (p *pool) run(log *slog.Logger) {
+// ends. An instance whose initializer tried a capability, or whose build
+// failed (a module whose initializer fails, a workspace that vanished),
+// stops the pool from building ahead; what the initializer tried goes to
+// the runtime's recorder, and every later call builds on the spot and
+// reports its own errors.
+func (p *pool) run(r *Runtime) {
 	defer close(p.done)
 	for {
-		for len(p.ready) < cap(p.ready) && p.ctx.Err() == nil {
-			in, err := newInstance(p.ctx, p.spec)
+		p.building.Store(true)
+		for len(p.ready) < cap(p.ready) && p.ctx.Err() == nil && !p.onSpot.Load() {
+			early := &capability.MemoryRecorder{}
+			in, err := newInstance(p.ctx, p.spec, p.spec.ahead(early), early)
+			if err == nil && in.tried() {
+				in.close(p.ctx)
+				err = errInitNeedsCapabilities
+			}
 			if err != nil {
+				r.orphaned(early.Take())
 				if p.ctx.Err() == nil {
-					log.Warn("runtime: pool could not build an instance", "err", err)
+					p.spec.log.Info("runtime: instances of this module are built after approval", "module", p.spec.mod.name, "why", err)
+					p.onSpot.Store(true)
 				}
 				break
 			}
 			p.ready <- in // only run sends, so there is room
 		}
+		p.building.Store(false)
 		select {
 		case <-p.kick:
 		case <-p.ctx.Done():

@@ -61,11 +61,17 @@ type Config struct {
 	// each module, grant and workspace; 0 means DefaultPoolSize, a negative
 	// value disables the pool (every call instantiates on the spot).
 	PoolSize int
+	// Recorder receives what guest code tried outside any call: the
+	// initializer of an instance a pool built ahead of its call holds no
+	// capability, and each exercise it tries is recorded here as a denial.
+	// Nil keeps them in memory (a capability.MemoryRecorder).
+	Recorder capability.Recorder
 }
 
 // Runtime runs tools. It is safe for concurrent use; Close releases it.
 type Runtime struct {
 	log      *slog.Logger
+	recorder capability.Recorder // see Config.Recorder
 	cache    wazero.CompilationCache
 	rtConfig wazero.RuntimeConfig
 	wasi     wazero.Runtime // every WASI command, in one runtime
@@ -87,6 +93,8 @@ type Runtime struct {
 	plugins map[moduleKey]*pluginEntry // compiled Extism plugins
 	pools   map[poolKey]*pool
 	tick    uint64 // pool use counter, for LRU eviction
+
+	content packs.ContentCache // installed packs' files, checked at every call
 }
 
 // New returns a Runtime. It creates cfg.CacheDir (0700) when set.
@@ -114,7 +122,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if poolSize == 0 {
 		poolSize = DefaultPoolSize
 	}
+	rec := cfg.Recorder
+	if rec == nil {
+		rec = &capability.MemoryRecorder{}
+	}
 	r := &Runtime{
+		recorder: rec,
 		log:      log,
 		cache:    cache,
 		rtConfig: rc,
@@ -194,14 +207,20 @@ func (r *Runtime) Precompile(ctx context.Context, p *packs.Pack) error {
 	return errors.Join(errs...)
 }
 
-// Invocation is one approved tool call.
+// Invocation is one approved tool call, as the pipeline hands it to the
+// runtime.
 type Invocation struct {
 	Pack     *packs.Pack
 	Tool     *packs.Tool
-	Input    json.RawMessage     // the tool's arguments; empty means {}
+	Input    json.RawMessage     // the tool's validated arguments; empty means {}
 	Grant    capability.Grant    // the pack's effective grant for this call
-	Approval capability.Approval // the gate's decision; must cover ID
+	Approval capability.Approval // the gate's decision; must cover exactly this call
 	ID       string              // the invocation id the gate approved
+	// Integrity is the pack's digest from packs.lock, which the approval
+	// binds: the pack's files are checked against it before the call, and
+	// the module bytes compiled must be the bytes it names. Empty for a pack
+	// run from a folder.
+	Integrity string
 	// Workspace is the chat's workspace, an existing absolute directory:
 	// /workspace in the guest, the working directory of a native command.
 	Workspace string
@@ -209,7 +228,7 @@ type Invocation struct {
 }
 
 // Result is what a call produced. On a tool error (ErrToolFailed) and on a
-// limit error Invoke returns the partial Result too: the exit status, the
+// limit error the partial Result comes back too: the exit status, the
 // stderr and the duration.
 type Result struct {
 	Output    json.RawMessage // the tool's JSON result
@@ -219,21 +238,23 @@ type Result struct {
 	Truncated bool          // Stderr (or a native command's output) was cut at the limit
 }
 
-// Invoke runs one tool call. It refuses (ErrNotApproved) unless
-// inv.Approval covers inv.ID, checks the input size (ErrInputLimit) and the
-// input schema (packs.ErrInvalidInput), then runs the tool in a fresh
-// instance under the grant's limits: ErrTimeout, ErrMemoryLimit,
-// ErrOutputLimit, ErrTrap, or a *ToolError (ErrToolFailed) when the tool
-// itself fails. A missing grant wraps capability.ErrDenied.
-func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
-	if !inv.Approval.Covers(inv.ID) {
+// invoke runs one tool call whose arguments the pipeline validated. It
+// refuses (ErrNotApproved) unless inv.Approval covers exactly this call
+// (invocation, pack, tool, arguments, grant, integrity), checks the pack's
+// files against inv.Integrity (packs.ErrModified) and the input size
+// (ErrInputLimit), then runs the tool in a fresh instance under the grant's
+// limits: ErrTimeout, ErrMemoryLimit, ErrOutputLimit, ErrTrap, or a
+// *ToolError (ErrToolFailed) when the tool itself fails. A missing grant
+// wraps capability.ErrDenied.
+func (r *Runtime) invoke(ctx context.Context, inv Invocation) (Result, error) {
+	if err := covers(inv); err != nil {
 		// Recorded so that a caller that skipped the gate shows in the
 		// audit log; a failed record cannot make the call run.
 		if inv.Recorder != nil && inv.Pack != nil && inv.Tool != nil {
 			_ = inv.Recorder.RecordExercise(capability.Exercise{Pack: inv.Pack.Name, Tool: inv.Tool.Name, Invocation: inv.ID,
-				Layer: capability.LayerGate, Reason: ErrNotApproved.Error(), Time: time.Now().UTC()})
+				Layer: capability.LayerGate, Reason: err.Error(), Time: time.Now().UTC()})
 		}
-		return Result{}, ErrNotApproved
+		return Result{}, err
 	}
 	if err := checkInvocation(inv); err != nil {
 		return Result{}, err
@@ -252,10 +273,15 @@ func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 
 	lim := inv.Grant.Limits()
 	if int64(len(inv.Input)) > lim.InputBytes {
-		return Result{}, fmt.Errorf("%w: %d bytes of arguments, the limit is %d: send less, or raise [limits] input_bytes", ErrInputLimit, len(inv.Input), lim.InputBytes)
+		return Result{}, fmt.Errorf("%w: %d bytes of arguments, the limit is %d", ErrInputLimit, len(inv.Input), lim.InputBytes)
 	}
-	if err := inv.Tool.ValidateInput(inv.Input); err != nil {
-		return Result{}, err
+	var content *packs.Content
+	if inv.Integrity != "" {
+		c, err := r.content.Verify(inv.Pack.Name, inv.Pack.Dir, inv.Integrity)
+		if err != nil {
+			return Result{}, err
+		}
+		content = &c
 	}
 	input := []byte(inv.Input)
 	if len(bytes.TrimSpace(input)) == 0 {
@@ -270,12 +296,27 @@ func (r *Runtime) Invoke(ctx context.Context, inv Invocation) (Result, error) {
 	case packs.ABIExec:
 		res, err = r.runExec(ctx, inv, input, lim, log)
 	case packs.ABIExtism, packs.ABIWASI:
-		res, err = r.runWasm(ctx, inv, input, lim, log)
+		res, err = r.runWasm(ctx, inv, content, input, lim, log)
 	default:
 		err = fmt.Errorf("%w: tool %s has unknown ABI %q", ErrModule, inv.Tool.Name, inv.Tool.Run.ABI)
 	}
 	log.Debug("tool call", "duration", res.Duration, "exit", res.ExitCode, "err", err)
 	return res, err
+}
+
+// covers checks that inv's approval is for exactly inv.
+func covers(inv Invocation) error {
+	c := capability.Call{Invocation: inv.ID, Args: capability.ArgsDigest(inv.Input), Grant: inv.Grant.Digest(), Integrity: inv.Integrity}
+	if inv.Pack != nil {
+		c.Pack = inv.Pack.Name
+	}
+	if inv.Tool != nil {
+		c.Tool = inv.Tool.Name
+	}
+	if err := inv.Approval.Covers(c); err != nil {
+		return &stopError{msg: ErrNotApproved.Error() + ": " + err.Error(), errs: []error{ErrNotApproved, err}}
+	}
+	return nil
 }
 
 // checkInvocation rejects an invocation that is not well formed.

@@ -38,7 +38,7 @@ func TestInvokeRefusesWithoutApproval(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inv := h.invocation(p, "files", `{}`, g)
 			mutate(&inv)
-			_, err := h.rt.Invoke(context.Background(), inv)
+			_, err := h.rt.invoke(context.Background(), inv)
 			if !errors.Is(err, ErrNotApproved) || !errors.Is(err, capability.ErrDenied) {
 				t.Fatalf("got %v, want ErrNotApproved wrapping capability.ErrDenied", err)
 			}
@@ -98,14 +98,22 @@ func TestInvalidInput(t *testing.T) {
 	h := newHarness(t, Config{})
 	tools := `[{"name": "echo", "description": "Echo.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}, "run": {"wasm": "bin/x.wasm", "abi": "wasi"}}]`
 	p := testPack{name: "strict", tools: tools, files: map[string]string{"bin/x.wasm": wasiEcho}}.load(t)
+	pl := h.pipeline(p)
 	for _, in := range []string{`{"text": 5}`, `{}`, `not json`, `[1]`} {
-		_, err := h.invoke(p, "echo", in)
-		if !errors.Is(err, packs.ErrInvalidInput) {
-			t.Errorf("input %s: got %v, want packs.ErrInvalidInput", in, err)
+		o := h.call(pl, p, "echo", in)
+		if !errors.Is(o.Err, packs.ErrInvalidInput) || o.Status != capability.StatusInvalidInput {
+			t.Errorf("input %s: got %v (%s), want packs.ErrInvalidInput", in, o.Err, o.Status)
+		}
+		if o.Approval.Verdict() != capability.Deny {
+			t.Errorf("input %s: invalid arguments were put to the gate", in)
 		}
 	}
-	if _, err := h.invoke(p, "echo", `{"text": "ok"}`); err != nil {
-		t.Fatalf("valid input: %v", err)
+	if o := h.call(pl, p, "echo", `{"text": "ok"}`); o.Err != nil {
+		t.Fatalf("valid input: %v", o.Err)
+	}
+	calls := h.rec.Calls()
+	if len(calls) != 5 || calls[4].Status != capability.StatusOK || calls[0].Status != capability.StatusInvalidInput {
+		t.Fatalf("audit records: %+v", calls)
 	}
 }
 
@@ -182,7 +190,7 @@ func TestCancelIsNotTimeout(t *testing.T) {
 	p := modulePack(t, "cancel", "", "testdata/wasi_loop.wasm", map[string]string{"loop": ""})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err := h.rt.Invoke(ctx, h.invocation(p, "loop", `{}`, h.grant(p, nil)))
+	_, err := h.rt.invoke(ctx, h.invocation(p, "loop", `{}`, h.grant(p, nil)))
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v, want context.Canceled and not ErrTimeout", err)
 	}
@@ -192,7 +200,7 @@ func TestFilesystem(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := modulePack(t, "files", "", wasiFiles, map[string]string{"files": ""})
 	inv := h.invocation(p, "files", `{}`, h.grant(p, nil))
-	res, err := h.rt.Invoke(context.Background(), inv)
+	res, err := h.rt.invoke(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +269,7 @@ func TestNetworkGrantedAndDenied(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			inv := h.invocation(c.p, "get", req, h.grant(c.p, c.granted))
-			res, err := h.rt.Invoke(context.Background(), inv)
+			res, err := h.rt.invoke(context.Background(), inv)
 			recs := h.rec.find(inv.ID, capability.Network)
 			if c.denied {
 				if !errors.Is(err, capability.ErrDenied) {
@@ -303,7 +311,7 @@ func TestEnvGrantedAndDenied(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			inv := h.invocation(p, "getenv", `{"name":"`+c.variable+`"}`, h.grant(p, c.granted))
-			res, err := h.rt.Invoke(context.Background(), inv)
+			res, err := h.rt.invoke(context.Background(), inv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -362,7 +370,7 @@ func TestExecTool(t *testing.T) {
 	hostile := `; rm -rf / $(touch pwned) ` + "`id`" + ` "quoted" 'single'`
 
 	inv := h.invocation(p, "say", `{"a":`+jsonString(hostile)+`,"b":"two words","n":42}`, h.grant(p, nil))
-	res, err := h.rt.Invoke(context.Background(), inv)
+	res, err := h.rt.invoke(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +396,7 @@ func TestExecTool(t *testing.T) {
 	})
 	t.Run("not granted", func(t *testing.T) {
 		inv := h.invocation(p, "say", `{"a":"x","b":"y","n":1}`, h.grant(p, []capability.Name{}))
-		_, err := h.rt.Invoke(context.Background(), inv)
+		_, err := h.rt.invoke(context.Background(), inv)
 		if !errors.Is(err, capability.ErrDenied) {
 			t.Fatalf("got %v, want a denial", err)
 		}
@@ -436,7 +444,7 @@ func TestInvocationChecks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			inv := h.invocation(p, "echo", `{}`, h.grant(p, nil))
 			c.mutate(&inv)
-			res, err := h.rt.Invoke(context.Background(), inv)
+			res, err := h.rt.invoke(context.Background(), inv)
 			if err == nil || res.Output != nil {
 				t.Fatalf("got %s, %v; want a refusal", res.Output, err)
 			}
@@ -594,7 +602,7 @@ func TestPoolBounds(t *testing.T) {
 	for i := 0; i < maxPools+5; i++ {
 		inv := h.invocation(p, "echo", `{}`, g)
 		inv.Workspace = t.TempDir() // a new workspace is a new pool key
-		if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+		if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -665,15 +673,16 @@ func TestFirstCallHitsTheDiskCache(t *testing.T) {
 }
 
 // TestPoolRefills checks that the pool is filled in the background, that
-// a call takes an instance built before it began (its build-time exercise,
-// the exposure of a granted variable, is older than the call and recorded
-// under the call's id), and that the pool is topped up after the call.
+// a call takes an instance built before it began, that the pool is topped
+// up after the call, and that a grant which makes a variable visible is
+// never served from the pool: an instance built ahead of its call is shown
+// no variable, and the environment is fixed once it is built.
 func TestPoolRefills(t *testing.T) {
 	t.Setenv("PACKS_POOL_TEST", "1")
 	h := newHarness(t, Config{PoolSize: 2})
-	p := modulePack(t, "refill", "[capabilities]\nenv_read = [\"PACKS_POOL_TEST\"]\n", pluginWasm, map[string]string{"echo": "echo"})
+	p := modulePack(t, "refill", "", pluginWasm, map[string]string{"echo": "echo"})
 	g := h.grant(p, nil)
-	if _, err := h.rt.Invoke(context.Background(), h.invocation(p, "echo", `{}`, g)); err != nil {
+	if _, err := h.rt.invoke(context.Background(), h.invocation(p, "echo", `{}`, g)); err != nil {
 		t.Fatal(err)
 	}
 	h.rt.mu.Lock()
@@ -693,16 +702,27 @@ func TestPoolRefills(t *testing.T) {
 		}
 	}
 	full()
-	inv := h.invocation(p, "echo", `{}`, g)
+	if _, err := h.rt.invoke(context.Background(), h.invocation(p, "echo", `{}`, g)); err != nil {
+		t.Fatal(err)
+	}
+	full()
+
+	env := modulePack(t, "refill-env", "[capabilities]\nenv_read = [\"PACKS_POOL_TEST\"]\n", pluginWasm, map[string]string{"echo": "echo"})
+	inv := h.invocation(env, "echo", `{}`, h.grant(env, nil))
 	begin := time.Now()
-	if _, err := h.rt.Invoke(context.Background(), inv); err != nil {
+	if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 		t.Fatal(err)
 	}
 	recs := h.rec.find(inv.ID, capability.EnvRead)
-	if len(recs) != 1 || recs[0].Tool != "echo" || !recs[0].Time.Before(begin) {
-		t.Fatalf("want one exposure recorded before the call began (%s), under its id: %+v", begin, recs)
+	if len(recs) != 1 || !recs[0].Allowed || recs[0].Time.Before(begin) {
+		t.Fatalf("want one exposure, allowed, recorded during the approved call (after %s): %+v", begin, recs)
 	}
-	full()
+	h.rt.mu.Lock()
+	pools := len(h.rt.pools)
+	h.rt.mu.Unlock()
+	if pools != 1 {
+		t.Fatalf("%d pools, want 1: a grant with visible variables must not be pooled", pools)
+	}
 }
 
 // TestCloseStopsCallsInFlight closes the Runtime while guests run: each
@@ -724,7 +744,7 @@ func TestCloseStopsCallsInFlight(t *testing.T) {
 		for range 2 {
 			inv := h.invocation(p, "loop", `{}`, h.grant(p, nil))
 			go func() {
-				_, err := h.rt.Invoke(context.Background(), inv)
+				_, err := h.rt.invoke(context.Background(), inv)
 				errs <- err
 			}()
 		}

@@ -18,16 +18,17 @@ import (
 )
 
 // runWasm runs a WASI command or an Extism plugin export in a fresh
-// instance.
-func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim capability.Limits, log *slog.Logger) (Result, error) {
-	m, err := r.module(ctx, inv.Pack, inv.Tool)
+// instance. content, when set, is what the pack's files held when they were
+// checked against packs.lock: the module compiled must be the one it names.
+func (r *Runtime) runWasm(ctx context.Context, inv Invocation, content *packs.Content, input []byte, lim capability.Limits, log *slog.Logger) (Result, error) {
+	m, err := r.module(ctx, inv.Pack, inv.Tool, content)
 	if err != nil {
 		return Result{}, err
 	}
 	// A module that imports host functions its grant lacks is refused (and
 	// the refusal recorded) before anything is instantiated.
 	req := &hostfns.Call{
-		Pack: inv.Pack.Name, Tool: inv.Tool.Name, Invocation: inv.ID, Grant: inv.Grant, Recorder: inv.Recorder,
+		Pack: inv.Pack.Name, Tool: inv.Tool.Name, Invocation: inv.ID, Grant: inv.Grant, Approval: inv.Approval, Recorder: inv.Recorder,
 		PackRoot: inv.Pack.Dir, Workspace: inv.Workspace, Logger: log,
 	}
 	if err := hostfns.Require(req, m.groups); err != nil {
@@ -42,13 +43,17 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim
 		module: m.key, pages: lim.MemoryPages, packRoot: inv.Pack.Dir, workspace: inv.Workspace,
 		mounts: mountKey(inv.Grant.Mounts()), env: envKey(inv.Grant, environ),
 	}
+	// The environment is fixed when an instance is built, and one built
+	// ahead of its call is shown no variable: a grant that makes any
+	// visible is served on the spot.
+	s.poolable = key.env == [32]byte{}
 	if inv.Tool.Run.ABI == packs.ABIWASI {
 		s.rt, s.tool, key.tool = r.wasi, inv.Tool.Name, inv.Tool.Name
 	} else if s.plugin, err = r.plugin(ctx, m); err != nil {
 		return Result{}, fmt.Errorf("%w: %s: %s: %w", ErrModule, inv.Pack.Name, inv.Tool.Run.Wasm, err)
 	}
 	begin := time.Now()
-	in, pl, err := r.take(ctx, key, s)
+	in, pl, err := r.take(ctx, key, s, inv, log)
 	if pl != nil {
 		defer pl.refill()
 	}
@@ -56,9 +61,6 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, input []byte, lim
 		return Result{}, err
 	}
 	defer r.retire(ctx, in)
-	if err := in.claim(inv, log); err != nil {
-		return Result{}, err
-	}
 	var res Result
 	if in.plugin != nil {
 		res, err = in.callPlugin(ctx, inv, input, lim)

@@ -1,0 +1,68 @@
+package capability_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/packs-run/packs/capability"
+)
+
+// TestApprovalCoversExactlyOneCall: an approval covers the call the gate
+// was shown and nothing that differs from it in any bound part.
+func TestApprovalCoversExactlyOneCall(t *testing.T) {
+	req := capability.Request{Network: []string{"example.com"}}
+	ref := capability.PackRef{Name: "p"}
+	wide, err := capability.Resolve(ref, req, []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}}, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := capability.Resolve(ref, req, nil, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide.Digest() == narrow.Digest() || wide.Digest() == "" {
+		t.Fatalf("two different grants share the digest %q", wide.Digest())
+	}
+	p := capability.Pending{Invocation: "i", Pack: "p", Tool: "t", Arguments: []byte(`{"a": 1}`), Grant: wide, Integrity: "sha256:aa"}
+	a, err := capability.NewGate(yesApprover{}).Decide(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Covers(p.Call()); err != nil {
+		t.Fatalf("the approval does not cover its own call: %v", err)
+	}
+	same := p
+	same.Arguments = []byte(" {\"a\":1}\n")
+	if err := a.Covers(same.Call()); err != nil {
+		t.Fatalf("whitespace changed the arguments' digest: %v", err)
+	}
+	for name, mutate := range map[string]func(*capability.Pending){
+		"invocation": func(p *capability.Pending) { p.Invocation = "j" },
+		"pack":       func(p *capability.Pending) { p.Pack = "q" },
+		"tool":       func(p *capability.Pending) { p.Tool = "u" },
+		"arguments":  func(p *capability.Pending) { p.Arguments = []byte(`{"a": 2}`) },
+		"grant":      func(p *capability.Pending) { p.Grant = narrow },
+		"integrity":  func(p *capability.Pending) { p.Integrity = "sha256:bb" },
+	} {
+		other := p
+		mutate(&other)
+		if err := a.Covers(other.Call()); !errors.Is(err, capability.ErrApprovalMismatch) || !errors.Is(err, capability.ErrDenied) {
+			t.Errorf("another %s: Covers = %v, want ErrApprovalMismatch", name, err)
+		}
+	}
+	if !a.Holds("i", "p", "t", wide) || a.Holds("i", "p", "t", narrow) || a.Holds("j", "p", "t", wide) {
+		t.Error("Holds does not bind the invocation and the grant")
+	}
+	var zero capability.Approval
+	if zero.Holds("", "", "", capability.Grant{}) || zero.Covers(capability.Call{}) == nil {
+		t.Error("the zero Approval holds a call")
+	}
+}
+
+type yesApprover struct{}
+
+func (yesApprover) Name() string { return "yes" }
+func (yesApprover) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
+	return capability.RunOnce, nil
+}

@@ -1,0 +1,120 @@
+package packs
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Stamp identifies what a file held when it was last read, without reading
+// it: a change of content changes the size, the modification time or the
+// change time (which cannot be set back without changing the system
+// clock), and a replacement changes the inode. Git's index relies on the
+// same fields.
+type Stamp struct {
+	dev, ino     uint64
+	mode         fs.FileMode
+	size         int64
+	mtime, ctime time.Time
+}
+
+// StampOf returns the stamp of a file from its (l)stat.
+func StampOf(fi fs.FileInfo) Stamp {
+	s := Stamp{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.dev, s.ino = uint64(st.Dev), st.Ino
+		s.ctime = time.Unix(st.Ctim.Unix())
+	}
+	return s
+}
+
+// Content is what a pack folder held when it was read: its integrity
+// (Digest's) and the hex SHA-256 of each regular file, by slash-separated
+// path relative to the folder.
+type Content struct {
+	Digest string
+	Files  map[string]string
+}
+
+// ContentCache reads pack folders' Content. It remembers the stamp of every
+// entry it hashed, so a folder whose files are unchanged is checked with one
+// lstat per file instead of reading them all again. It is safe for
+// concurrent use; the zero value is ready.
+type ContentCache struct {
+	mu   sync.Mutex
+	dirs map[string]*cachedContent
+}
+
+type cachedContent struct {
+	stamps  map[string]Stamp
+	content Content
+}
+
+// Read returns the content of the pack folder dir.
+func (c *ContentCache) Read(dir string) (Content, error) {
+	entries, err := digestEntries(dir)
+	if err != nil {
+		return Content{}, err
+	}
+	c.mu.Lock()
+	cached := c.dirs[dir]
+	c.mu.Unlock()
+	if cached != nil && len(cached.stamps) == len(entries) {
+		same := true
+		for _, e := range entries {
+			if s, ok := cached.stamps[e.rel]; !ok || s != e.stamp {
+				same = false
+				break
+			}
+		}
+		if same {
+			return cached.content, nil
+		}
+	}
+	h := sha256.New()
+	files := map[string]string{}
+	if err := digestTo(h, dir, entries, files); err != nil {
+		return Content{}, err
+	}
+	fresh := &cachedContent{stamps: make(map[string]Stamp, len(entries)), content: Content{Digest: DigestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
+	for _, e := range entries {
+		fresh.stamps[e.rel] = e.stamp
+	}
+	c.mu.Lock()
+	if c.dirs == nil {
+		c.dirs = map[string]*cachedContent{}
+	}
+	c.dirs[dir] = fresh
+	c.mu.Unlock()
+	return fresh.content, nil
+}
+
+// Verify reads dir and checks that its digest is want (a packs.lock
+// integrity). A mismatch wraps ErrModified.
+func (c *ContentCache) Verify(name, dir, want string) (Content, error) {
+	got, err := c.Read(dir)
+	if err != nil {
+		return Content{}, fmt.Errorf("%w: %s: %w", ErrModified, name, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(got.Digest), []byte(want)) != 1 {
+		return Content{}, fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, name, dir, want, got.Digest)
+	}
+	return got, nil
+}
+
+// FileSHA returns the hex SHA-256 of the regular file at the absolute path
+// p, when p lies inside the pack folder dir and was part of c.
+func (c Content) FileSHA(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return "", false
+	}
+	sha, ok := c.Files[filepath.ToSlash(rel)]
+	return sha, ok
+}

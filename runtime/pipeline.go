@@ -1,0 +1,335 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/packs"
+)
+
+// Pipeline is the one way to run a tool, for every front end: packs run,
+// the chat orchestrator, the MCP server, the web app. Each call goes
+//
+//	validate the arguments once → the gate decides → take the grant →
+//	verify the pack's integrity → invoke → close the audit row
+//
+// and the approval the gate gives binds that exact call (invocation, pack,
+// tool, the arguments' digest, the grant's digest and the pack's integrity
+// digest): the runtime refuses anything else. A front end's own tools
+// (open_docs, read_file, exec_best_effort, an MCP resource read) are Builtins
+// and take the same path, so the decision, the outcome and the audit record
+// are made in one place.
+type Pipeline struct {
+	rt  *Runtime
+	cfg PipelineConfig
+}
+
+// PipelineConfig is what a Pipeline needs besides the Runtime.
+type PipelineConfig struct {
+	// Grants returns what the person granted (required).
+	Grants capability.GrantSource
+	// Policy is the enterprise policy; nil means none.
+	Policy *capability.Policy
+	// Audit records every exercise and every call's outcome (required).
+	Audit capability.Auditor
+	// Home and Getenv expand "~" and "$VAR" in granted paths.
+	Home   string
+	Getenv func(string) string
+}
+
+// NewPipeline returns the pipeline that runs tools on rt.
+func NewPipeline(rt *Runtime, cfg PipelineConfig) (*Pipeline, error) {
+	switch {
+	case rt == nil:
+		return nil, errors.New("runtime: pipeline without a runtime")
+	case cfg.Grants == nil:
+		return nil, errors.New("runtime: pipeline without a grant source")
+	case cfg.Audit == nil:
+		return nil, errors.New("runtime: pipeline without an audit log: every call must be audited")
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	return &Pipeline{rt: rt, cfg: cfg}, nil
+}
+
+// Request is one call to make.
+type Request struct {
+	// Invocation is the call's id; empty gets a fresh one.
+	Invocation string
+	// Chat is the chat the call belongs to (for "allow for this chat" and
+	// chat-scoped grants); empty outside a chat.
+	Chat string
+	// Client names who made the call, for the audit log (an MCP client).
+	Client string
+	// Pack is the pack whose tool runs, or under whose grant a Builtin
+	// runs; Ref names it for grants and policy, with Ref.Digest its
+	// packs.lock integrity (empty for a pack run from a folder).
+	Pack *packs.Pack
+	Ref  capability.PackRef
+	// Tool is the pack's tool to run. Exactly one of Tool and Builtin.
+	Tool    string
+	Builtin *Builtin
+	// Arguments are the call's JSON arguments; empty means {}.
+	Arguments json.RawMessage
+	// Workspace is the call's workspace, an existing absolute directory.
+	Workspace string
+	// Approvers decide the call after the policy (and the chat's memory,
+	// when Memory is set). None means only the policy can approve.
+	Approvers []capability.Approver
+	Memory    capability.ChatMemory
+	// Observe, when set, is called just before the tool runs; the function
+	// it returns is called after, and what that returns is recorded as the
+	// call's artifacts.
+	Observe func() func() []capability.Artifact
+}
+
+// Builtin is a front end's own tool, run by the host: it still goes through
+// the gate, and is audited like a pack's tool. Run is called only once the
+// call is approved; it gets the approval and, when the builtin runs under
+// the pack's grant (Granted), the grant, which a hostfns.Call it builds must
+// carry (hostfns.Exec refuses without an approval that holds).
+type Builtin struct {
+	Name         string
+	Capabilities []capability.Name // what the call may exercise, for the approver
+	Touches      []string          // what it names: paths, commands
+	Granted      bool              // it runs under Request.Pack's grant
+	// Run performs the call. It returns the JSON result and, for a command,
+	// its exit status.
+	Run func(ctx context.Context, g Granted) (json.RawMessage, int, error)
+}
+
+// Granted is what an approved Builtin runs with.
+type Granted struct {
+	Invocation string
+	Approval   capability.Approval
+	Grant      capability.Grant // zero unless Builtin.Granted
+	Recorder   capability.Recorder
+}
+
+// Outcome is how a call ended. A refusal or a failure of the tool is an
+// Outcome with Err set, not an error of Call.
+type Outcome struct {
+	Invocation string
+	Approval   capability.Approval // the zero Approval when the call was refused
+	Result     Result
+	Output     json.RawMessage // the tool's JSON result, or a Builtin's
+	Err        error           // why it was refused or failed
+	Status     capability.Status
+	Artifacts  []capability.Artifact
+	Started    time.Time
+	Finished   time.Time
+}
+
+// Call runs one call through the pipeline. The audit record is written
+// before Call returns, whatever the outcome, even when ctx was cancelled;
+// Call returns an error only when it could not be written.
+func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
+	o := Outcome{Invocation: req.Invocation, Started: time.Now()}
+	if o.Invocation == "" {
+		o.Invocation = newInvocationID()
+	}
+	args := req.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	rec := capability.CallRecord{Invocation: o.Invocation, Chat: req.Chat, Client: req.Client, Pack: req.Ref.Name, Arguments: args, Started: o.Started}
+	o.Output, o.Result, o.Err = p.call(ctx, req, args, &o, &rec)
+	o.Finished = time.Now()
+	o.Status = StatusOf(o.Err)
+	rec.Finished, rec.Status, rec.ExitCode, rec.Output, rec.Artifacts = o.Finished, o.Status, o.Result.ExitCode, o.Output, o.Artifacts
+	if o.Err != nil {
+		rec.Reason = o.Err.Error()
+		// A call the gate refused names the approver who said no; one it
+		// approved keeps its approver, whatever refused it later.
+		var de *capability.DeniedError
+		if rec.Approver == "" && errors.As(o.Err, &de) {
+			rec.Approver = de.Approver
+		}
+	}
+	if err := p.cfg.Audit.RecordCall(context.WithoutCancel(ctx), rec); err != nil {
+		return o, fmt.Errorf("runtime: audit of %s: %w", o.Invocation, err)
+	}
+	return o, nil
+}
+
+// call is the pipeline proper; Call wraps it with the audit record.
+func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
+	// Validate once.
+	if !json.Valid(args) {
+		quoted, _ := json.Marshal(string(args))
+		rec.Arguments = quoted
+		return nil, Result{}, fmt.Errorf("%w: the arguments are not valid JSON", packs.ErrInvalidInput)
+	}
+	var tool *packs.Tool
+	switch {
+	case (req.Tool == "") == (req.Builtin == nil):
+		return nil, Result{}, errors.New("runtime: a request names a pack's tool or a builtin, exactly one")
+	case req.Builtin != nil:
+		rec.Tool = req.Builtin.Name
+		if req.Builtin.Granted && req.Pack == nil {
+			return nil, Result{}, fmt.Errorf("runtime: builtin %s runs under a pack's grant, and the request names no pack", req.Builtin.Name)
+		}
+	default:
+		rec.Tool = req.Tool
+		if req.Pack == nil {
+			return nil, Result{}, errors.New("runtime: a tool call without its pack")
+		}
+		t, ok := req.Pack.Tool(req.Tool)
+		if !ok {
+			return nil, Result{}, fmt.Errorf("%w: pack %s has no tool %q", packs.ErrInvalidInput, req.Pack.Name, req.Tool)
+		}
+		tool = t
+		if err := t.ValidateInput(args); err != nil {
+			return nil, Result{}, err
+		}
+	}
+	if req.Pack != nil && req.Ref.Name != req.Pack.Name {
+		return nil, Result{}, fmt.Errorf("runtime: the request's pack reference %q is not pack %s", req.Ref.Name, req.Pack.Name)
+	}
+
+	// The grant the call would run with, shown to the approver and bound
+	// by the approval.
+	granted := tool != nil || req.Builtin.Granted
+	var preview capability.Grant
+	if granted {
+		g, err := p.grant(ctx, req, false)
+		if err != nil {
+			return nil, Result{}, err
+		}
+		preview = g
+	}
+	pending := capability.Pending{
+		Invocation: o.Invocation, Chat: req.Chat, Pack: req.Ref.Name, Tool: rec.Tool, BaseTool: req.Builtin != nil,
+		Arguments: args, Grant: preview, Integrity: req.Ref.Digest,
+	}
+	if req.Builtin != nil {
+		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches
+	} else {
+		pending.Capabilities, pending.Touches = preview.Names(), touches(req.Pack.Request(), preview)
+	}
+
+	// The gate decides.
+	gate := capability.NewGate(append([]capability.Approver{p.cfg.Policy.Approver()}, req.Approvers...)...)
+	if req.Memory != nil {
+		gate = gate.WithMemory(req.Memory)
+	}
+	ap, err := gate.Decide(ctx, pending)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	o.Approval = ap
+	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
+
+	// Take the grant: the approved call spends the person's "once" grants.
+	// It must be the grant the person was shown.
+	g := preview
+	if granted {
+		if g, err = p.grant(ctx, req, true); err != nil {
+			return nil, Result{}, err
+		}
+	}
+
+	var done func() []capability.Artifact
+	if req.Observe != nil {
+		done = req.Observe()
+	}
+	var (
+		out json.RawMessage
+		res Result
+	)
+	if tool != nil {
+		// Integrity and the approval's binding are checked by invoke, on the
+		// bytes it is about to compile.
+		res, err = p.rt.invoke(ctx, Invocation{
+			Pack: req.Pack, Tool: tool, Input: args, Grant: g, Approval: ap, ID: o.Invocation,
+			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: p.cfg.Audit,
+		})
+		out = res.Output
+	} else {
+		out, res.ExitCode, err = p.builtin(ctx, req, args, ap, g, o.Invocation)
+	}
+	if done != nil {
+		o.Artifacts = done()
+	}
+	return out, res, err
+}
+
+// builtin runs an approved Builtin, after the same binding and integrity
+// checks invoke makes for a pack's tool.
+func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessage, ap capability.Approval, g capability.Grant, id string) (json.RawMessage, int, error) {
+	if err := ap.Covers(capability.Call{Invocation: id, Pack: req.Ref.Name, Tool: req.Builtin.Name, Args: capability.ArgsDigest(args), Grant: g.Digest(), Integrity: req.Ref.Digest}); err != nil {
+		return nil, 0, &stopError{msg: ErrNotApproved.Error() + ": " + err.Error(), errs: []error{ErrNotApproved, err}}
+	}
+	if req.Ref.Digest != "" && req.Pack != nil {
+		if _, err := p.rt.content.Verify(req.Pack.Name, req.Pack.Dir, req.Ref.Digest); err != nil {
+			return nil, 0, err
+		}
+	}
+	return req.Builtin.Run(ctx, Granted{Invocation: id, Approval: ap, Grant: g, Recorder: p.cfg.Audit})
+}
+
+// grant resolves the pack's effective grant for req; take spends "once"
+// grants, for the approved call.
+func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (capability.Grant, error) {
+	get := p.cfg.Grants.PeekGrants
+	if take {
+		get = p.cfg.Grants.TakeGrants
+	}
+	user, err := get(ctx, req.Ref, req.Chat)
+	if err != nil {
+		return capability.Grant{}, err
+	}
+	return capability.Resolve(req.Ref, req.Pack.Request(), user, p.cfg.Policy, capability.Env{Home: p.cfg.Home, Getenv: p.cfg.Getenv, Workspace: req.Workspace})
+}
+
+// touches lists what a granted pack may reach: "network api.example.com".
+func touches(req capability.Request, g capability.Grant) []string {
+	var out []string
+	for _, n := range g.Names() {
+		for _, r := range req.Resources(n) {
+			out = append(out, string(n)+" "+r)
+		}
+	}
+	return out
+}
+
+// StatusOf is how a call that ended with err is named: by the audit log,
+// by packs run's exit status, by every front end. It is the one place that
+// maps errors to outcomes.
+func StatusOf(err error) capability.Status {
+	switch {
+	case err == nil:
+		return capability.StatusOK
+	case errors.Is(err, capability.ErrDenied), errors.Is(err, packs.ErrModified):
+		return capability.StatusDenied
+	case errors.Is(err, packs.ErrInvalidInput), errors.Is(err, ErrInputLimit):
+		return capability.StatusInvalidInput
+	case errors.Is(err, ErrTimeout), errors.Is(err, ErrMemoryLimit), errors.Is(err, ErrOutputLimit):
+		return capability.StatusLimit
+	case errors.Is(err, ErrToolFailed), errors.Is(err, ErrTrap):
+		return capability.StatusToolError
+	}
+	return capability.StatusError
+}
+
+// newInvocationID returns a fresh id for one call.
+func newInvocationID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "inv_" + hex.EncodeToString(b[:])
+}
+
+// HostCall is the approved hostfns.Call of a Builtin that runs a native
+// command under its grant (hostfns.Exec refuses any other).
+func (g Granted) HostCall(pack *packs.Pack, tool, workspace string) *hostfns.Call {
+	return &hostfns.Call{Pack: pack.Name, Tool: tool, Invocation: g.Invocation, Grant: g.Grant, Approval: g.Approval, Recorder: g.Recorder, PackRoot: pack.Dir, Workspace: workspace}
+}
