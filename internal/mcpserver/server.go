@@ -22,6 +22,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -79,7 +80,8 @@ func New(cfg Config) (*Server, error) {
 }
 
 // ServeStdio serves one client that speaks newline-delimited JSON-RPC on r
-// and w (the MCP stdio transport) until it disconnects or ctx ends. The
+// and w (the MCP stdio transport) until it disconnects or ctx ends. When r
+// ends, every request read before has been answered first (see drain). The
 // server does not close r or w.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	c := s.newConn()
@@ -89,16 +91,15 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	if err := c.open(ctx); err != nil {
 		return err
 	}
-	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	d := newDrain()
+	defer d.end()
+	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
+	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: drainWriter{d: d, w: w}})
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // conn is one MCP session: an SDK server whose tools, resources and prompts
 // mirror one chat.Session. The chat opens before the session is served
