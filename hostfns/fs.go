@@ -40,8 +40,13 @@ var ErrMountCollision = errors.New("hostfns: granted path collides with a defaul
 // (relative or absolute) can reach outside it. Every open and every change
 // (mkdir, unlink, rename, chmod, ...) is decided and recorded, allowed or
 // denied, with the host path as resource; a metadata read (stat, readlink) is
-// recorded only when denied. In a glob mount, the file actually opened must
-// match the glob as well as the name asked for.
+// recorded only when denied. In a glob mount (and the mount of a granted
+// file), where the grant covers some names of a directory and not others, a
+// write does not pass a symbolic link at all: no element of the name, the
+// last one included, may be a link (linkFree), so the file created,
+// truncated, written, renamed or removed is the one the glob matched. A read
+// there may follow a link inside the mount, and the file actually opened
+// must match the glob as well as the name asked for.
 //
 // Everything else the guest names lands in a last mount at "/" that opens
 // nothing: it decides each attempt with Grant.Path, records it and answers
@@ -208,6 +213,21 @@ func (m *mount) escape(h string, write bool) verdict {
 	return verdict{ex: m.call.exercise(n, h, false, "the path escapes its mount through '..' or a symbolic link"), errno: experimentalsys.EPERM}
 }
 
+// viaLink is the verdict for a write in a glob mount whose name passes a
+// symbolic link.
+func (m *mount) viaLink(h string) verdict {
+	return verdict{ex: m.call.exercise(capability.FilesystemWrite, h, false, "a write in a glob mount does not follow a symbolic link"), errno: experimentalsys.ELOOP}
+}
+
+// refusal is the verdict for err from tree.check or a late failure of the
+// same kind: a link in a glob mount's write, or else an escape.
+func (m *mount) refusal(err error, h string, write bool) verdict {
+	if write && m.glob && errors.Is(err, syscall.ELOOP) {
+		return m.viaLink(h)
+	}
+	return m.escape(h, write)
+}
+
 // refuse records v and returns its errno (EIO when recording fails).
 func (m *mount) refuse(v verdict) experimentalsys.Errno {
 	if m.call.record(v.ex) != nil {
@@ -242,6 +262,61 @@ func (m *mount) open() (*os.Root, experimentalsys.Errno) {
 		return nil, experimentalsys.UnwrapOSError(err)
 	}
 	return r, 0
+}
+
+// tree is the directory a mount works in: an os.Root (rootTree), or for a
+// glob mount's writes a linkFree. check probes name without side effects,
+// following its last element when followFinal: an error if the operation
+// must not happen (it would leave the mount, or pass a link).
+type tree interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	Lstat(name string) (fs.FileInfo, error)
+	Mkdir(name string, perm fs.FileMode) error
+	Chmod(name string, perm fs.FileMode) error
+	Chtimes(name string, atime, mtime time.Time) error
+	Remove(name string) error
+	Rename(from, to string) error
+	Close() error
+	check(name string, followFinal bool) error
+}
+
+// errEscape is rootTree.check's answer for a name that leaves the mount.
+var errEscape = errors.New("hostfns: the name leaves its mount")
+
+type rootTree struct{ *os.Root }
+
+func (r rootTree) check(name string, followFinal bool) error {
+	if escapes(r.Root, name, followFinal) {
+		return errEscape
+	}
+	return nil
+}
+
+// check refuses a link in any element of name (the last one only when
+// followFinal: a change to a link itself, such as unlinking it, does not
+// pass through it).
+func (l *linkFree) check(name string, followFinal bool) error {
+	if !followFinal {
+		name = path.Dir(name)
+	}
+	return l.Probe(name)
+}
+
+// tree opens the directory for an operation: writes in a glob mount pass
+// no symbolic link, everything else is confined by os.Root.
+func (m *mount) tree(write bool) (tree, experimentalsys.Errno) {
+	if write && m.glob {
+		l, err := openLinkFree(m.host)
+		if err != nil {
+			return nil, experimentalsys.UnwrapOSError(err)
+		}
+		return l, 0
+	}
+	r, errno := m.open()
+	if errno != 0 {
+		return nil, errno
+	}
+	return rootTree{r}, 0
 }
 
 func isWrite(flag experimentalsys.Oflag) bool {
@@ -287,24 +362,25 @@ func (m *mount) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode)
 	if write && (dirOnly || flag&experimentalsys.O_DIRECTORY != 0) {
 		return nil, experimentalsys.EISDIR
 	}
-	root, errno := m.open()
+	t, errno := m.tree(write)
 	if errno != 0 {
 		return nil, errno
 	}
-	defer root.Close()
+	defer t.Close()
 	if write {
 		// A write is recorded before it can change anything; probe for an
-		// escape first so an escaping write leaves one (denied) record.
-		if escapes(root, name, flag&experimentalsys.O_NOFOLLOW == 0) {
-			return nil, m.refuse(m.escape(h, write))
+		// escape (or a link) first so a refused write leaves one (denied)
+		// record.
+		if err := t.check(name, m.glob || flag&experimentalsys.O_NOFOLLOW == 0); err != nil {
+			return nil, m.refuse(m.refusal(err, h, write))
 		}
 		if m.call.record(v.ex) != nil {
 			return nil, experimentalsys.EIO
 		}
 	}
-	f, err := root.OpenFile(name, osFlag(flag), perm)
-	if isEscape(err) {
-		return nil, m.refuse(m.escape(h, write))
+	f, err := t.OpenFile(name, osFlag(flag), perm)
+	if isEscape(err) || write && m.glob && errors.Is(err, syscall.ELOOP) {
+		return nil, m.refuse(m.refusal(err, h, write))
 	}
 	if f != nil && m.glob {
 		if d := m.call.Grant.Path(realPath(f, h), write); !d.Allowed() {
@@ -406,8 +482,9 @@ func (m *mount) Readlink(p string) (string, experimentalsys.Errno) {
 }
 
 // change decides, probes and records one mutation of name, then runs op on
-// the root. followFinal says whether op follows a final symbolic link.
-func (m *mount) change(p string, followFinal bool, op func(r *os.Root, name string) experimentalsys.Errno) experimentalsys.Errno {
+// the mount's tree. followFinal says whether op follows a final symbolic
+// link.
+func (m *mount) change(p string, followFinal bool, op func(t tree, name string) experimentalsys.Errno) experimentalsys.Errno {
 	name, h, _, v, errno := m.resolve(p, true)
 	if errno != 0 {
 		return errno
@@ -415,18 +492,18 @@ func (m *mount) change(p string, followFinal bool, op func(r *os.Root, name stri
 	if name == "." {
 		return experimentalsys.EPERM // the mount point itself stays
 	}
-	root, errno := m.open()
+	t, errno := m.tree(true)
 	if errno != 0 {
 		return errno
 	}
-	defer root.Close()
-	if escapes(root, path.Dir(name), true) || followFinal && escapes(root, name, true) {
-		return m.refuse(m.escape(h, true))
+	defer t.Close()
+	if err := t.check(name, followFinal); err != nil {
+		return m.refuse(m.refusal(err, h, true))
 	}
 	if m.call.record(v.ex) != nil {
 		return experimentalsys.EIO
 	}
-	return op(root, name)
+	return op(t, name)
 }
 
 // osErr maps an os.Root error to an Errno, counting a late escape (a race
@@ -440,21 +517,21 @@ func osErr(err error) experimentalsys.Errno {
 
 // Mkdir implements experimentalsys.FS.
 func (m *mount) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	return m.change(p, false, func(r *os.Root, name string) experimentalsys.Errno {
+	return m.change(p, false, func(r tree, name string) experimentalsys.Errno {
 		return osErr(r.Mkdir(name, perm))
 	})
 }
 
 // Chmod implements experimentalsys.FS.
 func (m *mount) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	return m.change(p, true, func(r *os.Root, name string) experimentalsys.Errno {
+	return m.change(p, true, func(r tree, name string) experimentalsys.Errno {
 		return osErr(r.Chmod(name, perm))
 	})
 }
 
 // Rmdir implements experimentalsys.FS.
 func (m *mount) Rmdir(p string) experimentalsys.Errno {
-	return m.change(p, false, func(r *os.Root, name string) experimentalsys.Errno {
+	return m.change(p, false, func(r tree, name string) experimentalsys.Errno {
 		fi, err := r.Lstat(name)
 		if err != nil {
 			return osErr(err)
@@ -468,7 +545,7 @@ func (m *mount) Rmdir(p string) experimentalsys.Errno {
 
 // Unlink implements experimentalsys.FS.
 func (m *mount) Unlink(p string) experimentalsys.Errno {
-	return m.change(p, false, func(r *os.Root, name string) experimentalsys.Errno {
+	return m.change(p, false, func(r tree, name string) experimentalsys.Errno {
 		fi, err := r.Lstat(name)
 		if err != nil {
 			return osErr(err)
@@ -489,9 +566,9 @@ func (m *mount) Rename(from, to string) experimentalsys.Errno {
 	if toName == "." {
 		return experimentalsys.EPERM
 	}
-	return m.change(from, false, func(r *os.Root, name string) experimentalsys.Errno {
-		if escapes(r, path.Dir(toName), true) {
-			return m.refuse(m.escape(h, true))
+	return m.change(from, false, func(r tree, name string) experimentalsys.Errno {
+		if err := r.check(toName, false); err != nil {
+			return m.refuse(m.refusal(err, h, true))
 		}
 		if m.call.record(v.ex) != nil {
 			return experimentalsys.EIO
@@ -502,7 +579,7 @@ func (m *mount) Rename(from, to string) experimentalsys.Errno {
 
 // Utimens implements experimentalsys.FS.
 func (m *mount) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	return m.change(p, true, func(r *os.Root, name string) experimentalsys.Errno {
+	return m.change(p, true, func(r tree, name string) experimentalsys.Errno {
 		return osErr(r.Chtimes(name, utime(atim), utime(mtim)))
 	})
 }

@@ -2,11 +2,13 @@ package hostfns
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
@@ -318,5 +320,165 @@ func TestFSRefusesBadCalls(t *testing.T) {
 	c.Workspace = filepath.Join(t.TempDir(), "missing")
 	if _, err := FS(c); err == nil {
 		t.Fatal("FS with a missing workspace succeeded")
+	}
+}
+
+// TestFSGlobSymlinkWrites: in a glob mount, nothing is created, truncated,
+// appended to, renamed or removed through a symbolic link, in the last
+// element or in a directory on the way; the granted writes still work. The
+// link may lead to a file the glob does not match (the attack) or to one it
+// does (still refused: the file opened must be the one named).
+func TestFSGlobSymlinkWrites(t *testing.T) {
+	cases := []struct {
+		name string
+		cmd  op
+		// the host files that must be unchanged ("" content: must not exist)
+		keep map[string]string
+		ok   bool
+	}{
+		{name: "truncate through a link", cmd: op{"op": "write", "path": "a.txt", "data": "owned"},
+			keep: map[string]string{"victim.conf": "keep"}},
+		{name: "append through a link", cmd: op{"op": "append", "path": "a.txt", "data": "owned"},
+			keep: map[string]string{"victim.conf": "keep"}},
+		{name: "create through a dangling link", cmd: op{"op": "write", "path": "dangling.txt", "data": "x"},
+			keep: map[string]string{"created.conf": ""}},
+		{name: "truncate through a link chain", cmd: op{"op": "write", "path": "chain.txt", "data": "owned"},
+			keep: map[string]string{"victim.conf": "keep", "b.txt": "b"}},
+		{name: "truncate through a link to a matching file", cmd: op{"op": "write", "path": "tob.txt", "data": "owned"},
+			keep: map[string]string{"b.txt": "b"}},
+		{name: "create through a link to a directory", cmd: op{"op": "write", "path": "pub1/new.txt", "data": "x"},
+			keep: map[string]string{"secret/new.txt": ""}},
+		{name: "truncate through a link to a directory", cmd: op{"op": "write", "path": "pub1/x.txt", "data": "owned"},
+			keep: map[string]string{"secret/x.txt": "secret"}},
+		{name: "unlink through a link to a directory", cmd: op{"op": "remove", "path": "pub1/x.txt"},
+			keep: map[string]string{"secret/x.txt": "secret"}},
+		{name: "rename from under a link to a directory", cmd: op{"op": "rename", "path": "pub1/x.txt", "target": "pub2/moved.txt"},
+			keep: map[string]string{"secret/x.txt": "secret", "pub2/moved.txt": ""}},
+		{name: "rename into a link to a directory", cmd: op{"op": "rename", "path": "pub2/a.txt", "target": "pub1/planted.txt"},
+			keep: map[string]string{"pub2/a.txt": "a", "secret/planted.txt": ""}},
+		{name: "granted: write a matching file", cmd: op{"op": "write", "path": "b.txt", "data": "new"}, ok: true,
+			keep: map[string]string{"victim.conf": "keep"}},
+		{name: "granted: create a matching file", cmd: op{"op": "write", "path": "pub2/new.txt", "data": "new"}, ok: true},
+		{name: "granted: append to a matching file", cmd: op{"op": "append", "path": "pub2/a.txt", "data": "!"}, ok: true},
+		{name: "granted: rename between matching names", cmd: op{"op": "rename", "path": "pub2/a.txt", "target": "pub2/c.txt"}, ok: true},
+		{name: "granted: remove a matching file", cmd: op{"op": "remove", "path": "pub2/a.txt"}, ok: true},
+		{name: "granted: remove the link itself", cmd: op{"op": "remove", "path": "a.txt"}, ok: true,
+			keep: map[string]string{"victim.conf": "keep"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "victim.conf", "keep")
+			writeFile(t, dir, "b.txt", "b")
+			writeFile(t, dir, "secret/x.txt", "secret")
+			writeFile(t, dir, "pub2/a.txt", "a")
+			symlink(t, "victim.conf", dir, "a.txt")
+			symlink(t, "created.conf", dir, "dangling.txt")
+			symlink(t, "a.txt", dir, "chain.txt")
+			symlink(t, "b.txt", dir, "tob.txt")
+			symlink(t, "secret", dir, "pub1")
+			c, rec := newCall(t, capability.Request{FilesystemWrite: []string{
+				filepath.Join(dir, "*.txt"), filepath.Join(dir, "pub*", "*.txt")}})
+			cmd := maps.Clone(tc.cmd)
+			for _, k := range []string{"path", "target"} {
+				if s, ok := cmd[k].(string); ok {
+					cmd[k] = filepath.Join(dir, s)
+				}
+			}
+			r := mustProbe(t, c, "base", cmd)
+			if r.OK != tc.ok {
+				t.Fatalf("%v = %+v, want ok=%v\n%s", cmd, r, tc.ok, dump(rec.all()))
+			}
+			for name, want := range tc.keep {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if want == "" {
+					if !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s exists after %v (%q, %v)", name, cmd, b, err)
+					}
+					continue
+				}
+				if got := string(b); err != nil || got != want {
+					t.Errorf("%s = %q, %v after %v; want %q", name, got, err, cmd, want)
+				}
+			}
+			if !tc.ok {
+				if got := len(rec.denials()); got == 0 {
+					t.Fatalf("no denial recorded for %v:\n%s", cmd, dump(rec.all()))
+				}
+				if fi, err := os.Lstat(filepath.Join(dir, "a.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("a.txt is no longer a link after %v", cmd)
+				}
+			}
+		})
+	}
+}
+
+// TestFSGrantedFileLink: a single granted file that is a symbolic link is
+// not written through.
+func TestFSGrantedFileLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := writeFile(t, dir, "victim.conf", "keep")
+	symlink(t, "victim.conf", dir, "notes.txt")
+	c, rec := newCall(t, capability.Request{FilesystemWrite: []string{filepath.Join(dir, "notes.txt")}})
+	if r := mustProbe(t, c, "base", op{"op": "write", "path": filepath.Join(dir, "notes.txt"), "data": "owned"}); r.OK {
+		t.Fatalf("write through the granted link succeeded")
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep" {
+		t.Fatalf("victim.conf = %q, %v; want keep", b, err)
+	}
+	if len(rec.denials()) == 0 {
+		t.Fatalf("no denial recorded:\n%s", dump(rec.all()))
+	}
+}
+
+// TestFSGlobSymlinkMetadata drives Chmod and Utimens on a glob mount
+// directly (the probe has no such op): neither follows a link.
+func TestFSGlobSymlinkMetadata(t *testing.T) {
+	dir := t.TempDir()
+	victim := writeFile(t, dir, "victim.conf", "keep")
+	writeFile(t, dir, "b.txt", "b")
+	symlink(t, "victim.conf", dir, "a.txt")
+	old := time.Unix(1_000_000, 0)
+	if err := os.Chtimes(victim, old, old); err != nil {
+		t.Fatal(err)
+	}
+	c, rec := newCall(t, capability.Request{FilesystemWrite: []string{filepath.Join(dir, "*.txt")}})
+	mounts, err := mountsFor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(mounts, func(m *mount) bool { return m.host == dir })
+	if i < 0 || !mounts[i].glob {
+		t.Fatalf("no glob mount for %s in %v", dir, mounts)
+	}
+	m := mounts[i]
+	if errno := m.Chmod("a.txt", 0o777); errno == 0 {
+		t.Errorf("Chmod through a link succeeded")
+	}
+	now := time.Now().UnixNano()
+	if errno := m.Utimens("a.txt", now, now); errno == 0 {
+		t.Errorf("Utimens through a link succeeded")
+	}
+	fi, err := os.Stat(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode().Perm(), os.FileMode(0o644); got != want {
+		t.Errorf("victim mode = %v, want %v", got, want)
+	}
+	if !fi.ModTime().Equal(old) {
+		t.Errorf("victim mtime = %v, want %v", fi.ModTime(), old)
+	}
+	if got := len(rec.denials()); got != 2 {
+		t.Errorf("%d denials recorded, want 2:\n%s", got, dump(rec.all()))
+	}
+	if errno := m.Chmod("b.txt", 0o600); errno != 0 {
+		t.Errorf("Chmod of a matching file = %v", errno)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "b.txt")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("b.txt mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	if errno := m.Utimens("b.txt", old.UnixNano(), old.UnixNano()); errno != 0 {
+		t.Errorf("Utimens of a matching file = %v", errno)
 	}
 }
