@@ -1,7 +1,11 @@
 // Package audit is the tamper-evident audit log: one row per tool call
 // (invocation) and one per capability exercise, stored in packs.db and
 // hash-chained so that an edited, deleted or reordered row is detected by
-// Verify. Secrets are redacted before anything is stored.
+// Verify. Each row also carries an HMAC of its chained hash under a key kept
+// outside packs.db (audit.key, mode 0600, beside it), and each commit leaves
+// a checkpoint there too, so someone who can write packs.db but cannot read
+// the key can neither recompute the chain nor cut rows off its end
+// unnoticed (docs/audit.md). Secrets are redacted before anything is stored.
 //
 // Writes are durable before Record* returns, yet batched: one writer
 // goroutine gathers the appends that arrive while it commits and writes them
@@ -46,12 +50,15 @@ type Options struct {
 	Logger   *slog.Logger
 	Redactor Redactor // DefaultRedactor when zero
 	MaxBatch int      // most rows in one transaction; 1024 when zero
+	KeyDir   string   // where audit.key and audit.checkpoint live; the directory of packs.db when empty
 }
 
 // Log appends audit rows. It implements capability.Recorder.
 type Log struct {
 	conn     *sql.Conn // the writer's own connection, its statements prepared once
-	stmts    [3]*sql.Stmt
+	stmts    [len(stmtSQL)]*sql.Stmt
+	key      *key
+	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten
 	logger   *slog.Logger
 	redact   Redactor
 	maxBatch int
@@ -87,16 +94,20 @@ const (
 	stmtHead = iota
 	stmtInsert
 	stmtSetHead
+	stmtRow
 )
 
 var stmtSQL = [...]string{
 	stmtHead:    `SELECT seq, hash FROM audit_head WHERE id = 1`,
-	stmtInsert:  `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtInsert:  `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtSetHead: `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+	stmtRow:     `SELECT hash, mac FROM audit WHERE seq = ?`,
 }
 
 // Open starts a Log on db: it takes one connection for its writer
-// goroutine, until Close.
+// goroutine, until Close. It loads the audit key from opt.KeyDir, making
+// it on first use; a log that was keyed but whose key file is missing or
+// foreign fails with ErrKeyMissing or ErrWrongKey, and nothing is written.
 func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -107,12 +118,23 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 1024
 	}
+	if opt.KeyDir == "" {
+		dir, err := keyDir(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		opt.KeyDir = dir
+	}
+	k, err := ensureKey(ctx, db.SQL(), opt.KeyDir)
+	if err != nil {
+		return nil, fmt.Errorf("audit: open: %w", err)
+	}
 	conn, err := db.SQL().Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("audit: open: %w", err)
 	}
 	l := &Log{
-		conn: conn, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
+		conn: conn, key: k, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
 		reqs: make(chan *request), closing: make(chan struct{}), done: make(chan struct{}),
 	}
 	for i, q := range stmtSQL {
@@ -204,7 +226,9 @@ func (l *Log) write() {
 
 // commit writes batch as one transaction and returns the first row's seq.
 // It reads the head inside the write transaction, so two processes sharing
-// packs.db still build one chain.
+// packs.db still build one chain. Once committed, the checkpoint moves to
+// the new head, but only if packs.db still holds the row the old checkpoint
+// names: a log cut back behind the checkpoint keeps the evidence.
 func (l *Log) commit(batch []*request) (int64, error) {
 	ctx := context.Background()
 	tx, err := l.conn.BeginTx(ctx, nil)
@@ -217,12 +241,18 @@ func (l *Log) commit(batch []*request) (int64, error) {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
+	advance, err := l.checkpointHolds(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
 	insert := tx.StmtContext(ctx, l.stmts[stmtInsert])
 	first := seq + 1
+	var mac string
 	for _, r := range batch {
 		seq++
 		h := rowHash(prev, seq, r.row)
-		if _, err := insert.ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h); err != nil {
+		mac = l.key.rowMAC(seq, h)
+		if _, err := insert.ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
 			return 0, err
 		}
 		prev = h
@@ -230,7 +260,44 @@ func (l *Log) commit(batch []*request) (int64, error) {
 	if _, err := tx.StmtContext(ctx, l.stmts[stmtSetHead]).ExecContext(ctx, seq, prev); err != nil {
 		return 0, err
 	}
-	return first, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	if advance {
+		if _, err := writeCheckpoint(l.key, seq, prev, mac, "append", false); err != nil {
+			l.logger.Error("audit: checkpoint not written", "seq", seq, "err", err)
+		}
+	}
+	return first, nil
+}
+
+// checkpointHolds reports whether the checkpoint may move on: there is
+// none yet, or packs.db still holds the row it names, unchanged. When it
+// does not, the log was changed outside packs; the old checkpoint is kept
+// for Verify to report, and the writer says so once.
+func (l *Log) checkpointHolds(ctx context.Context, tx *sql.Tx) (bool, error) {
+	if l.stale {
+		return false, nil
+	}
+	cp, err := readCheckpoint(l.key)
+	if err == nil && cp == nil {
+		return true, nil
+	}
+	if err == nil {
+		var hash, mac string
+		err = tx.StmtContext(ctx, l.stmts[stmtRow]).QueryRowContext(ctx, cp.Seq).Scan(&hash, &mac)
+		switch {
+		case err == nil && hash == cp.Hash && mac == cp.MAC:
+			return true, nil
+		case err == nil || errors.Is(err, sql.ErrNoRows):
+			err = fmt.Errorf("packs.db no longer holds row %d as the checkpoint of %s records it", cp.Seq, cp.At.Format(time.RFC3339))
+		default:
+			return false, err
+		}
+	}
+	l.stale = true
+	l.logger.Error("audit: the log was changed outside packs; the checkpoint is kept as evidence and no longer advances", "err", err)
+	return false, nil
 }
 
 // rowHash is sha256 over a version tag, the previous hash and every field of

@@ -24,6 +24,7 @@ type Entry struct {
 	Body       json.RawMessage `json:"body"` // exactly the hashed bytes
 	PrevHash   string          `json:"prev_hash"`
 	Hash       string          `json:"hash"`
+	MAC        string          `json:"mac,omitempty"` // HMAC of seq and hash under the audit key; empty before the log was keyed
 }
 
 // Filter selects entries; zero fields select everything.
@@ -52,7 +53,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
 		}
-		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash FROM audit`
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit`
 		if len(where) > 0 {
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
@@ -69,7 +70,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		for rows.Next() {
 			var e Entry
 			var kind, at, body string
-			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash); err != nil {
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC); err != nil {
 				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
 				return
 			}

@@ -3,13 +3,18 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
+	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/packs-run/packs/internal/store"
 )
@@ -21,6 +26,7 @@ const (
 	Edited    BreakKind = "edited"    // a row's content no longer matches its hash, or was re-hashed
 	Deleted   BreakKind = "deleted"   // rows are missing: a gap in seq, or the end cut off
 	Reordered BreakKind = "reordered" // a row intact but moved to another seq
+	Forged    BreakKind = "forged"    // a row's MAC does not hold: the chain was recomputed without the key
 )
 
 // Break is one place where the chain does not hold.
@@ -34,10 +40,15 @@ func (b Break) String() string { return fmt.Sprintf("seq %d: %s: %s", b.Seq, b.K
 
 // Report is the outcome of Verify.
 type Report struct {
-	Rows     int64
-	HeadSeq  int64
-	HeadHash string
-	Breaks   []Break
+	Rows       int64
+	HeadSeq    int64
+	HeadHash   string
+	KeyID      string      // the key the MACs were checked with; empty without one
+	FirstKeyed int64       // the first seq under that key
+	Unkeyed    int64       // rows whose MAC was not checked: written before the key, or every row without one
+	Checkpoint *Checkpoint // the checkpoint the log was checked against, if any
+	Breaks     []Break
+	Warnings   []string // what this report cannot vouch for
 }
 
 // OK reports whether the whole chain holds.
@@ -51,21 +62,72 @@ const maxBreaks = 100
 const reorderWindow = 1024
 
 // Verify walks the whole chain and reports every break it finds, up to 100:
-// the seq, the kind (edited, deleted, reordered) and what it saw. It reads
-// the head first, so rows appended while it runs are checked as far as they
-// are linked, and never mistaken for damage.
+// the seq, the kind (edited, deleted, reordered, forged) and what it saw.
+// It checks each row's MAC under the audit key beside packs.db and the
+// checkpoint there, so a chain recomputed without the key and rows cut off
+// the end are found too. It never makes a key: a log that was never keyed
+// is checked as an unkeyed chain, and the report says so in Warnings. It
+// reads the head first, so rows appended while it runs are checked as far
+// as they are linked, and never mistaken for damage.
 func Verify(ctx context.Context, db *store.DB) (Report, error) {
-	var h head
+	dir, err := keyDir(ctx, db)
+	if err != nil {
+		return Report{}, err
+	}
+	return VerifyWithKey(ctx, db, dir)
+}
+
+// VerifyWithKey is Verify with the key and checkpoint in dir.
+func VerifyWithKey(ctx context.Context, db *store.DB, dir string) (Report, error) {
+	k, cp, err := keyAndCheckpoint(ctx, db, dir, false)
+	if err != nil {
+		return Report{}, err
+	}
+	h, err := readHead(ctx, db)
+	if err != nil {
+		return Report{}, fmt.Errorf("audit: verify: %w", err)
+	}
+	v := newVerifier(h, k, cp)
+	for c, err := range storedRows(ctx, db) {
+		if err != nil {
+			return v.rep, fmt.Errorf("audit: verify: %w", err)
+		}
+		v.step(c)
+	}
+	return v.finish(), nil
+}
+
+// keyAndCheckpoint loads the key of db from dir (making it when create is
+// set) and the checkpoint beside it.
+func keyAndCheckpoint(ctx context.Context, db *store.DB, dir string, create bool) (*key, *Checkpoint, error) {
+	load := loadKey
+	if create {
+		load = ensureKey
+	}
+	k, err := load(ctx, db.SQL(), dir)
+	if err != nil || k == nil {
+		return nil, nil, err
+	}
+	cp, err := readCheckpoint(k)
+	return k, cp, err
+}
+
+func readHead(ctx context.Context, db *store.DB) (head, error) {
+	h := head{checked: true}
 	err := db.SQL().QueryRowContext(ctx, `SELECT seq, hash FROM audit_head WHERE id = 1`).Scan(&h.seq, &h.hash)
-	h.checked = true
 	switch {
 	case err == nil:
 		h.known = true
 	case !errors.Is(err, sql.ErrNoRows):
-		return Report{}, fmt.Errorf("audit: verify: %w", err)
+		return h, err
 	}
-	rows := func(yield func(chained, error) bool) {
-		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash FROM audit ORDER BY seq`)
+	return h, nil
+}
+
+// storedRows reads every row of packs.db in seq order.
+func storedRows(ctx context.Context, db *store.DB) iter.Seq2[chained, error] {
+	return func(yield func(chained, error) bool) {
+		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit ORDER BY seq`)
 		if err != nil {
 			yield(chained{}, err)
 			return
@@ -74,7 +136,7 @@ func Verify(ctx context.Context, db *store.DB) (Report, error) {
 		for rs.Next() {
 			var c chained
 			var kind, body string
-			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash); err != nil {
+			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash, &c.mac); err != nil {
 				yield(chained{}, err)
 				return
 			}
@@ -87,55 +149,65 @@ func Verify(ctx context.Context, db *store.DB) (Report, error) {
 			yield(chained{}, err)
 		}
 	}
-	rep, err := verify(rows, h)
-	if err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
-	}
-	return rep, nil
 }
 
-// VerifyJSONL checks an export written by WriteJSONL (or packs audit
-// --json) without packs.db: every line must re-hash to its hash and link to
-// the line before. An export of a filtered selection has gaps by design;
-// verify a full export. Without the head, rows cut off the end of an export
-// cannot be detected.
+// VerifyJSONL checks an export written by WriteJSONL or Export (or packs
+// audit --json) without packs.db and without the key: every line must
+// re-hash to its hash and link to the line before. Anyone can recompute
+// that, so the report warns that the MACs were not checked; VerifyExport
+// checks them. An export of a filtered selection has gaps by design; verify
+// a full export. Without the head, rows cut off the end of an export cannot
+// be detected.
 func VerifyJSONL(r io.Reader) (Report, error) {
+	return verifyJSONL(r, nil, nil)
+}
+
+// VerifyExport checks a full export like VerifyJSONL, and also each row's
+// MAC under the key file at keyPath, and the row named by the checkpoint
+// beside it, if there is one.
+func VerifyExport(r io.Reader, keyPath string) (Report, error) {
+	k, err := readKeyFile(keyPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Report{}, fmt.Errorf("%w: %s", ErrKeyMissing, keyPath)
+	}
+	if err != nil {
+		return Report{}, err
+	}
+	cp, err := readCheckpoint(k)
+	if err != nil {
+		return Report{}, err
+	}
+	return verifyJSONL(r, k, cp)
+}
+
+func verifyJSONL(r io.Reader, k *key, cp *Checkpoint) (Report, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
-	rows := func(yield func(chained, error) bool) {
-		for sc.Scan() {
-			line++
-			if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-				continue
-			}
-			var e Entry
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				yield(chained{}, fmt.Errorf("line %d: %w", line, err))
-				return
-			}
-			c := chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash,
-				r: row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body}}
-			if !yield(c, nil) {
-				return
-			}
+	v := newVerifier(head{}, k, cp)
+	for sc.Scan() {
+		line++
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
 		}
-		if err := sc.Err(); err != nil {
-			yield(chained{}, fmt.Errorf("line %d: %w", line+1, err))
+		var e Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return v.rep, fmt.Errorf("audit: verify export: line %d: %w", line, err)
 		}
+		v.step(chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash, mac: e.MAC,
+			r: row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body}})
 	}
-	rep, err := verify(rows, head{})
-	if err != nil {
-		return rep, fmt.Errorf("audit: verify export: %w", err)
+	if err := sc.Err(); err != nil {
+		return v.rep, fmt.Errorf("audit: verify export: line %d: %w", line+1, err)
 	}
-	return rep, nil
+	return v.finish(), nil
 }
 
 // chained is one row with its place in the chain, as stored.
 type chained struct {
-	seq        int64
-	r          row
-	prev, hash string
+	seq             int64
+	r               row
+	prev, hash, mac string
 }
 
 // head is the newest seq and hash recorded at commit. An export has none:
@@ -146,54 +218,127 @@ type head struct {
 	hash           string
 }
 
-// verify walks rows in seq order and reports where the chain breaks.
-func verify(rows iter.Seq2[chained, error], h head) (Report, error) {
-	rep := Report{HeadSeq: h.seq, HeadHash: h.hash}
-	add := func(seq int64, kind BreakKind, format string, args ...any) {
-		if len(rep.Breaks) < maxBreaks {
-			rep.Breaks = append(rep.Breaks, Break{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)})
-		}
+// verifier walks rows in seq order and notes where the chain breaks: the
+// links and content hashes, each row's MAC under the key (when there is
+// one), the head and the checkpoint.
+type verifier struct {
+	rep        Report
+	h          head
+	k          *key
+	cp         *Checkpoint
+	breaks     []Break
+	expectSeq  int64
+	expectPrev string
+	flagged    int64 // the last seq reported as edited or reordered
+	headSeen   bool
+	cpSeen     bool
+}
+
+func newVerifier(h head, k *key, cp *Checkpoint) *verifier {
+	v := &verifier{rep: Report{HeadSeq: h.seq, HeadHash: h.hash, Checkpoint: cp}, h: h, k: k, cp: cp, expectSeq: 1, expectPrev: genesis}
+	if k != nil {
+		v.rep.KeyID, v.rep.FirstKeyed = k.id, k.first
 	}
-	expectSeq, expectPrev := int64(1), genesis
-	flagged := int64(0) // the last seq reported as edited or reordered
-	headSeen := false
-	for c, err := range rows {
-		if err != nil {
-			return rep, err
-		}
-		seq, prev, hash := c.seq, c.prev, c.hash
-		rep.Rows++
-		gap := seq != expectSeq
-		if gap {
-			add(expectSeq, Deleted, "rows %d to %d are missing", expectSeq, seq-1)
-		}
-		switch {
-		case rowHash(prev, seq, c.r) != hash:
-			if orig, ok := movedFrom(prev, seq, c.r, hash); ok {
-				add(seq, Reordered, "the row here was written as seq %d", orig)
-			} else {
-				add(seq, Edited, "its content no longer matches its hash")
-			}
-			flagged = seq
-		case prev != expectPrev && !gap && flagged != seq-1:
-			add(seq-1, Edited, "row %d does not match the hash row %d recorded for it: it was changed and re-hashed, or replaced", seq-1, seq)
-			flagged = seq - 1
-		}
-		if h.known && seq == h.seq {
-			headSeen = true
-			if hash != h.hash {
-				add(seq, Edited, "the newest row's hash differs from the one recorded at commit")
-			}
-		}
-		expectSeq, expectPrev = seq+1, hash
+	return v
+}
+
+func (v *verifier) add(seq int64, kind BreakKind, format string, args ...any) {
+	if len(v.breaks) < 4*maxBreaks {
+		v.breaks = append(v.breaks, Break{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (v *verifier) step(c chained) {
+	seq, prev, hash := c.seq, c.prev, c.hash
+	v.rep.Rows++
+	gap := seq != v.expectSeq
+	if gap {
+		v.add(v.expectSeq, Deleted, "rows %d to %d are missing", v.expectSeq, seq-1)
 	}
 	switch {
-	case h.checked && !h.known && rep.Rows > 0:
-		add(expectSeq-1, Deleted, "the head record is missing")
-	case h.known && !headSeen && h.seq >= expectSeq:
-		add(expectSeq, Deleted, "rows %d to %d are missing at the end (the head records seq %d)", expectSeq, h.seq, h.seq)
+	case rowHash(prev, seq, c.r) != hash:
+		if orig, ok := movedFrom(prev, seq, c.r, hash); ok {
+			v.add(seq, Reordered, "the row here was written as seq %d", orig)
+		} else {
+			v.add(seq, Edited, "its content no longer matches its hash")
+		}
+		v.flagged = seq
+	case prev != v.expectPrev && !gap && v.flagged != seq-1:
+		v.add(seq-1, Edited, "row %d does not match the hash row %d recorded for it: it was changed and re-hashed, or replaced", seq-1, seq)
+		v.flagged = seq - 1
 	}
-	return rep, nil
+	switch {
+	case v.k == nil || seq < v.k.first:
+		v.rep.Unkeyed++
+	case c.mac == "":
+		v.add(seq, Forged, "it has no MAC, though the log is keyed from seq %d: it was written without the audit key", v.k.first)
+	case !v.k.checkMAC(seq, hash, c.mac):
+		v.add(seq, Forged, "its MAC does not match: the row was rewritten by someone without the audit key (rows deleted or changed, and the chain recomputed)")
+	}
+	if v.cp != nil && seq == v.cp.Seq {
+		v.cpSeen = true
+		if hash != v.cp.Hash || c.mac != v.cp.MAC {
+			v.add(seq, Forged, "the row differs from the one the checkpoint of %s vouches for: the log was cut back and rewritten", v.cp.At.Format(time.RFC3339))
+		}
+	}
+	if v.h.known && seq == v.h.seq {
+		v.headSeen = true
+		if hash != v.h.hash {
+			v.add(seq, Edited, "the newest row's hash differs from the one recorded at commit")
+		}
+	}
+	v.expectSeq, v.expectPrev = seq+1, hash
+}
+
+// finish checks the end of the log against the head and the checkpoint and
+// returns the report: at most one break per seq (a broken link or a moved
+// row over a MAC that no longer holds there), in seq order.
+func (v *verifier) finish() Report {
+	last := v.expectSeq - 1
+	switch {
+	case v.h.checked && !v.h.known && v.rep.Rows > 0:
+		v.add(last, Deleted, "the head record is missing")
+	case v.h.known && !v.headSeen && v.h.seq > last:
+		v.add(v.expectSeq, Deleted, "rows %d to %d are missing at the end (the head records seq %d)", v.expectSeq, v.h.seq, v.h.seq)
+	}
+	if v.cp != nil && !v.cpSeen && v.cp.Seq > last {
+		if v.h.checked {
+			v.add(v.expectSeq, Deleted, "rows %d to %d are missing at the end (the checkpoint of %s records seq %d)", v.expectSeq, v.cp.Seq, v.cp.At.Format(time.RFC3339), v.cp.Seq)
+		} else {
+			v.rep.Warnings = append(v.rep.Warnings, fmt.Sprintf("the export ends at seq %d, before the checkpoint at seq %d: it is older than the log, or was cut short", last, v.cp.Seq))
+		}
+	}
+	slices.SortStableFunc(v.breaks, func(a, b Break) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i, b := range v.breaks {
+		if len(v.rep.Breaks) == maxBreaks {
+			break
+		}
+		if n := len(v.rep.Breaks); n > 0 && v.rep.Breaks[n-1].Seq == b.Seq {
+			if v.rep.Breaks[n-1].Kind == Forged && b.Kind != Forged {
+				v.rep.Breaks[n-1] = b
+			}
+			continue
+		}
+		v.rep.Breaks = append(v.rep.Breaks, v.breaks[i])
+	}
+	v.warn(last)
+	return v.rep
+}
+
+// warn notes what the report cannot vouch for.
+func (v *verifier) warn(last int64) {
+	switch {
+	case v.rep.Rows == 0:
+	case v.k == nil && v.h.checked:
+		v.rep.Warnings = append(v.rep.Warnings, "the log has no audit key yet, so its chain is unkeyed: anyone who could write packs.db could have rewritten it undetected (packs makes the key on its next write)")
+	case v.k == nil:
+		v.rep.Warnings = append(v.rep.Warnings, "no audit key was given, so only the links were checked: anyone could have recomputed this chain")
+	case v.k.first > 1 && v.rep.Unkeyed > 0:
+		v.rep.Warnings = append(v.rep.Warnings, fmt.Sprintf("rows 1 to %d were written before the audit key existed: a change to them since then is detected, one made before is not", v.k.first-1))
+	}
+	if v.k != nil && v.cp == nil && last >= v.k.first {
+		v.rep.Warnings = append(v.rep.Warnings, fmt.Sprintf("there is no checkpoint (%s): rows cut off the end would not be detected", filepath.Join(v.k.dir, CheckpointFile)))
+	}
 }
 
 // movedFrom looks near seq for the seq a row was hashed with: a row whose

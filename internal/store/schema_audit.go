@@ -24,3 +24,17 @@ CREATE TABLE audit_head (
 	seq  INTEGER NOT NULL,
 	hash TEXT NOT NULL
 );`
+
+// schemaAuditMAC is migration 5: each row gets an HMAC-SHA256 of its seq
+// and hash under a key kept outside packs.db (the state directory's
+// audit.key), so the chain cannot be recomputed by someone who can write
+// packs.db but cannot read the key. Rows written before the key existed keep
+// an empty mac. audit_key records which key the log is under and from which
+// seq, so a missing or foreign key file is named as such.
+const schemaAuditMAC = `
+ALTER TABLE audit ADD COLUMN mac TEXT NOT NULL DEFAULT '';
+CREATE TABLE audit_key (
+	id        INTEGER PRIMARY KEY CHECK (id = 1),
+	key_id    TEXT NOT NULL,
+	first_seq INTEGER NOT NULL
+);`

@@ -53,6 +53,7 @@ var migrations = []migration{
 	{2, "grants", schemaGrants},
 	{3, "audit", schemaAudit},
 	{4, "chat", schemaChat},
+	{5, "audit_mac", schemaAuditMAC},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
