@@ -53,7 +53,13 @@ type Tool struct {
 	Line int
 
 	schema *jsonschema.Schema
+	argv   *ArgvTemplate
 }
+
+// Argv returns an exec tool's compiled argv template, through which the
+// runtime builds every command line; nil for other tools and for a Tool
+// that did not come from Load (its Expand refuses every input).
+func (t *Tool) Argv() *ArgvTemplate { return t.argv }
 
 // ErrInvalidInput is wrapped by every *InputError.
 var ErrInvalidInput = errors.New("packs: invalid input")
@@ -338,7 +344,7 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 			"%s has a description of %d lines and %d characters: keep it to %d lines and %d characters and move detail into the pack's docs (spec 004)",
 			label, lines, chars, maxToolDescLines, maxToolDescChars)
 	}
-	var props map[string]bool
+	var props *jsonNode // the compiled input_schema, whose properties exec placeholders may name
 	if schemaNode == nil {
 		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no input_schema: add a JSON Schema with \"type\": \"object\"", label)
 		ok = false
@@ -347,7 +353,7 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 		var sok bool
 		t.schema, sok = p.compileSchema(index, label, schemaNode, v.member("input_schema").off)
 		if sok {
-			props = schemaProps(schemaNode) // a broken schema is reported once, not per placeholder
+			props = schemaNode // a broken schema is reported once, not per placeholder
 		}
 		ok = ok && sok
 	}
@@ -355,8 +361,12 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no run: add {\"wasm\": ..., \"function\": ...}, {\"wasm\": ..., \"abi\": \"wasi\"} or {\"exec\": [...]}", label)
 		return nil, false
 	}
-	run, rok := p.run(label, runNode, props)
+	run, argv, rok := p.run(label, runNode, props)
 	t.Run = run
+	if argv != nil {
+		argv.tool = t.Name
+		t.argv = argv
+	}
 	return t, ok && rok
 }
 
@@ -375,16 +385,30 @@ func (p *toolsParser) checkToolName(name string) error {
 	return nil
 }
 
-// schemaProps returns the names of an object schema's top-level
-// properties, which exec placeholders may use.
-func schemaProps(n *jsonNode) map[string]bool {
-	props := map[string]bool{}
-	if pm := n.member("properties"); pm != nil {
-		for _, m := range pm.val.members {
-			props[m.key] = true
-		}
+// argvParams returns what exec placeholders need of an object schema's
+// top-level properties: their names, whether each is marked with
+// OptionMarker, and whether enum, const or pattern limits it. A marker that
+// is not a boolean is reported.
+func (p *toolsParser) argvParams(label string, schema *jsonNode) (map[string]argvParam, bool) {
+	params := map[string]argvParam{}
+	ok := true
+	pm := schema.member("properties")
+	if pm == nil {
+		return params, true
 	}
-	return props
+	for _, m := range pm.val.members {
+		prm := argvParam{line: p.line(m.off)}
+		if mark := m.val.member(OptionMarker); mark != nil {
+			if mark.val.kind != 't' {
+				p.rep.errorf(p.file, p.line(mark.off), "exec-option", "%s property %q has %q: %s: write true or remove it", label, m.key, OptionMarker, kindWord(mark.val.kind))
+				ok = false
+			}
+			prm.option = mark.val.kind == 't' && string(p.data[mark.val.off:mark.val.end]) == "true"
+		}
+		prm.closed = m.val.member("enum") != nil || m.val.member("const") != nil || m.val.member("pattern") != nil
+		params[m.key] = prm
+	}
+	return params, ok
 }
 
 // compileSchema compiles one input_schema.
@@ -455,13 +479,14 @@ func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc str
 	p.rep.errorf(p.file, p.line(keyOff), "schema-compile", "%s: %s: fix the schema (JSON Schema 2020-12)", label, msg)
 }
 
-// run checks the run object against the three forms. props are the input
-// properties that exec placeholders may name; nil skips that check.
-func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool) (Run, bool) {
+// run checks the run object against the three forms. schema is the
+// input_schema whose properties exec placeholders may name; nil skips that
+// check. An exec tool's argv comes back compiled.
+func (p *toolsParser) run(label string, n *jsonNode, schema *jsonNode) (Run, *ArgvTemplate, bool) {
 	line := p.line(n.off)
 	if n.kind != '{' {
 		p.rep.errorf(p.file, line, "run-invalid", "%s run is %s, not an object", label, kindWord(n.kind))
-		return Run{}, false
+		return Run{}, nil, false
 	}
 	var r Run
 	ok := true
@@ -492,40 +517,41 @@ func (p *toolsParser) run(label string, n *jsonNode, props map[string]bool) (Run
 		}
 	}
 	if !ok {
-		return r, false
+		return r, nil, false
 	}
 	switch {
 	case execNode != nil && (r.Wasm != "" || r.Function != "" || abi != ""):
 		p.rep.errorf(p.file, line, "run-invalid", "%s run mixes exec with wasm, function or abi: keep one form", label)
-		return r, false
+		return r, nil, false
 	case execNode != nil:
 		r.ABI = ABIExec
-		return r, p.exec(label, execNode, &r, props)
+		argv, ok := p.exec(label, execNode, &r, schema)
+		return r, argv, ok
 	case r.Wasm == "":
 		p.rep.errorf(p.file, line, "run-invalid", "%s run names no code: use {\"wasm\": \"bin/x.wasm\", \"function\": \"fn\"}, {\"wasm\": \"bin/x.wasm\", \"abi\": \"wasi\"} or {\"exec\": [\"cmd\", \"{{param}}\"]}", label)
-		return r, false
+		return r, nil, false
 	}
 	switch ABI(abi) {
 	case "", ABIExtism:
 		r.ABI = ABIExtism
 		if r.Function == "" {
 			p.rep.errorf(p.file, line, "run-invalid", "%s is an Extism plugin call and names no export: add \"function\", or \"abi\": \"wasi\" for a WASI command", label)
-			return r, false
+			return r, nil, false
 		}
 	case ABIWASI:
 		r.ABI = ABIWASI
 		if r.Function != "" {
 			p.rep.errorf(p.file, line, "run-invalid", "%s is a WASI command, which runs _start: remove \"function\"", label)
-			return r, false
+			return r, nil, false
 		}
 	default:
 		p.rep.errorf(p.file, p.line(n.member("abi").off), "run-invalid", "%s run.abi %q is unknown: use \"extism\" or \"wasi\"", label, abi)
-		return r, false
+		return r, nil, false
 	}
 	wasmLine := p.line(n.member("wasm").off)
 	rel, ok := checkWasmFile(p.dir, r.Wasm, p.file, wasmLine, p.rep)
 	r.Wasm = rel
-	return r, ok
+	return r, nil, ok
 }
 
 // checkWasmFile confines a .wasm path to the pack and checks that it exists
@@ -558,17 +584,18 @@ func checkWasmFile(dir, rel, file string, line int, rep *reporter) (string, bool
 	return path.Clean(filepath.ToSlash(rel)), true
 }
 
-// exec checks a native command's argv.
-func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]bool) bool {
+// exec checks a native command's argv and compiles it against schema's
+// properties (nil: the schema is broken, so only the syntax is checked).
+func (p *toolsParser) exec(label string, n *jsonNode, r *Run, schema *jsonNode) (*ArgvTemplate, bool) {
 	line := p.line(n.off)
 	if n.kind != '[' || len(n.items) == 0 {
 		p.rep.errorf(p.file, line, "run-invalid", "%s run.exec must be a non-empty array of strings: [\"cmd\", \"arg\", \"{{param}}\"]", label)
-		return false
+		return nil, false
 	}
 	for _, it := range n.items {
 		if it.kind != '"' {
 			p.rep.errorf(p.file, p.line(it.off), "run-invalid", "%s run.exec holds %s: every argument is a string", label, kindWord(it.kind))
-			return false
+			return nil, false
 		}
 		r.Exec = append(r.Exec, it.str)
 	}
@@ -576,7 +603,7 @@ func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]b
 	cmd := r.Exec[0]
 	if strings.Contains(cmd, placeholderOpen) {
 		p.rep.errorf(p.file, p.line(n.items[0].off), "exec-command", "%s runs a command chosen by its input (%q): argv[0] must be a fixed program name", label, cmd)
-		return false
+		return nil, false
 	}
 	if err := (capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{cmd}}}).Validate(); err != nil {
 		reason := err.Error()
@@ -585,21 +612,23 @@ func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]b
 			reason = pe.Reason
 		}
 		p.rep.errorf(p.file, p.line(n.items[0].off), "exec-command", "%s argv[0] %q: %s", label, cmd, reason)
-		return false
+		return nil, false
 	}
-	for i, arg := range r.Exec[1:] {
-		names, err := placeholders(arg)
-		at := p.line(n.items[i+1].off)
-		if err != nil {
-			p.rep.errorf(p.file, at, "exec-placeholder", "%s argument %q: %v", label, arg, err)
-			ok = false
-			continue
+	var params map[string]argvParam
+	if schema != nil {
+		params, ok = p.argvParams(label, schema)
+	}
+	argv, probs := compileArgv(r.Exec, params)
+	for _, pr := range probs {
+		at := pr.line
+		if pr.elem >= 0 {
+			at = p.line(n.items[pr.elem].off)
 		}
-		for _, name := range names {
-			if props != nil && !props[name] {
-				p.rep.errorf(p.file, at, "exec-placeholder", "%s argument %q uses {{%s}}, which is not a property of input_schema: add the property or fix the name", label, arg, name)
-				ok = false
-			}
+		if pr.warn {
+			p.rep.warnf(p.file, at, pr.rule, "%s %s", label, pr.msg)
+		} else {
+			p.rep.errorf(p.file, at, pr.rule, "%s %s", label, pr.msg)
+			ok = false
 		}
 	}
 	var req capability.ExecRequest
@@ -613,36 +642,10 @@ func (p *toolsParser) exec(label string, n *jsonNode, r *Run, props map[string]b
 	case !slices.Contains(req.Commands, cmd):
 		p.rep.warnf(p.file, p.line(n.items[0].off), "exec-grant", "%s runs %q, which needs a terminal_exec grant: list it in skill.toml as [capabilities] terminal_exec = { commands = [%q] }", label, cmd, cmd)
 	}
-	return ok
-}
-
-// placeholders returns the names in an argument's "{{name}}" placeholders.
-func placeholders(arg string) ([]string, error) {
-	var names []string
-	rest := arg
-	for {
-		i := strings.Index(rest, placeholderOpen)
-		if i < 0 {
-			if strings.Contains(rest, placeholderClose) {
-				return nil, errors.New("has \"}}\" without \"{{\"")
-			}
-			return names, nil
-		}
-		if strings.Contains(rest[:i], placeholderClose) {
-			return nil, errors.New("has \"}}\" without \"{{\"")
-		}
-		rest = rest[i+len(placeholderOpen):]
-		j := strings.Index(rest, placeholderClose)
-		if j < 0 {
-			return nil, errors.New("opens \"{{\" without closing \"}}\"")
-		}
-		name := strings.TrimSpace(rest[:j])
-		if !plainKey(name) {
-			return nil, fmt.Errorf("has the placeholder {{%s}}: a placeholder is {{name}} with a-z, A-Z, 0-9, \"_\" or \"-\"", rest[:j])
-		}
-		names = append(names, name)
-		rest = rest[j+len(placeholderClose):]
+	if !ok {
+		return nil, false
 	}
+	return argv, true
 }
 
 // schemaURL names tool i's schema as a file beside tools.json, so relative

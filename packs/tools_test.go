@@ -174,26 +174,34 @@ func TestValidateInput(t *testing.T) {
 	}
 }
 
-func TestPlaceholders(t *testing.T) {
+// TestParseArgvElement: the syntax of one run.exec element.
+func TestParseArgvElement(t *testing.T) {
+	lit := func(s string) argvPart { return argvPart{text: s} }
+	ph := func(s string) argvPart { return argvPart{text: s, param: true} }
 	cases := []struct {
 		arg  string
-		want []string
+		want []argvPart
 		bad  bool
 	}{
-		{"plain", nil, false},
-		{"{{a}}", []string{"a"}, false},
-		{"--x={{a}}:{{ b_c }}", []string{"a", "b_c"}, false},
+		{"plain", []argvPart{lit("plain")}, false},
+		{"", nil, false},
+		{"{{a}}", []argvPart{ph("a")}, false},
+		{"--x={{a}}:{{ b_c }}", []argvPart{lit("--x="), ph("a"), lit(":"), ph("b_c")}, false},
+		{"{{a}}{{b}}", []argvPart{ph("a"), ph("b")}, false},
+		{"{ {a} }", []argvPart{lit("{ {a} }")}, false},
 		{"{{a", nil, true},
 		{"a}}", nil, true},
 		{"}}{{a}}", nil, true},
+		{"{{a}}}}", nil, true},
 		{"{{}}", nil, true},
 		{"{{a b}}", nil, true},
 		{"{{a.b}}", nil, true},
+		{"{{{{a}}}}", nil, true},
 	}
 	for _, tc := range cases {
-		got, err := placeholders(tc.arg)
+		got, err := parseArgvElement(tc.arg)
 		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
-			t.Errorf("placeholders(%q) = %q, %v", tc.arg, got, err)
+			t.Errorf("parseArgvElement(%q) = %+v, %v", tc.arg, got, err)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/packs-run/packs/internal/wasmbin"
-	"github.com/packs-run/packs/packs"
 )
 
 // wasmModule builds a module with one func type () -> (), one function per
@@ -198,45 +197,6 @@ func FuzzWasmReader(f *testing.F) {
 			t.Fatal("the initializer is still exported")
 		}
 	})
-}
-
-func TestExpandArgv(t *testing.T) {
-	tool := func(argv ...string) *packs.Tool {
-		return &packs.Tool{Name: "t", Run: packs.Run{ABI: packs.ABIExec, Exec: argv}}
-	}
-	cases := []struct {
-		name  string
-		argv  []string
-		input string
-		want  []string
-		bad   bool
-	}{
-		{"plain", []string{"ls", "-l"}, `{}`, []string{"ls", "-l"}, false},
-		{"whole element", []string{"grep", "{{pattern}}", "{{file}}"}, `{"pattern":"a b; rm -rf /","file":"x.txt"}`, []string{"grep", "a b; rm -rf /", "x.txt"}, false},
-		{"inside an element", []string{"cut", "-d{{sep}}", "--fields={{n}}"}, `{"sep":",","n":3}`, []string{"cut", "-d,", "--fields=3"}, false},
-		{"spaces in braces", []string{"echo", "{{ word }}"}, `{"word":"hi"}`, []string{"echo", "hi"}, false},
-		{"two in one", []string{"echo", "{{a}}-{{b}}"}, `{"a":"x","b":"y"}`, []string{"echo", "x-y"}, false},
-		{"json values", []string{"echo", "{{b}}", "{{o}}", "{{l}}"}, `{"b":true,"o":{"k": 1},"l":[1, "2"]}`, []string{"echo", "true", `{"k":1}`, `[1,"2"]`}, false},
-		{"shell text stays one argument", []string{"echo", "{{s}}"}, `{"s":"$(id) ` + "`id`" + ` && echo pwned"}`, []string{"echo", "$(id) `id` && echo pwned"}, false},
-		{"unicode", []string{"echo", "{{s}}"}, `{"s":"h\u00e9llo \ud83d\ude00"}`, []string{"echo", "héllo 😀"}, false},
-		{"missing", []string{"echo", "{{s}}"}, `{}`, nil, true},
-		{"null", []string{"echo", "{{s}}"}, `{"s":null}`, nil, true},
-		{"not an object", []string{"echo"}, `[1]`, nil, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := expandArgv(tool(c.argv...), []byte(c.input))
-			if c.bad {
-				if !errors.Is(err, packs.ErrInvalidInput) {
-					t.Fatalf("got %q, %v; want packs.ErrInvalidInput", got, err)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, c.want) {
-				t.Fatalf("got %q, %v; want %q", got, err, c.want)
-			}
-		})
-	}
 }
 
 func TestJSONResult(t *testing.T) {
