@@ -58,7 +58,9 @@ type Log struct {
 	conn     *sql.Conn // the writer's own connection, its statements prepared once
 	stmts    [len(stmtSQL)]*sql.Stmt
 	key      *key
-	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten
+	pending  *tip      // the newest row this Log committed and has not checkpointed yet
+	lastCP   time.Time // when this Log last wrote the checkpoint
+	stale    bool      // the checkpoint no longer matches packs.db: said once, never overwritten
 	logger   *slog.Logger
 	redact   Redactor
 	maxBatch int
@@ -70,6 +72,18 @@ type Log struct {
 }
 
 var _ capability.Recorder = (*Log)(nil)
+
+// tip is a committed row a checkpoint can name.
+type tip struct {
+	seq       int64
+	hash, mac string
+}
+
+// checkpointEvery is how often a busy Log rewrites the checkpoint: each
+// write costs a file creation and a rename, so it is not done per commit.
+// An idle Log writes it this long after its last commit, and Close always
+// does.
+const checkpointEvery = 50 * time.Millisecond
 
 // row is one row before it has a seq and hash.
 type row struct {
@@ -193,11 +207,17 @@ func (l *Log) append(ctx context.Context, r row) (int64, error) {
 func (l *Log) write() {
 	defer close(l.done)
 	batch := make([]*request, 0, l.maxBatch)
+	var due <-chan time.Time // the pending checkpoint's timer
 	for {
 		select {
 		case r := <-l.reqs:
 			batch = append(batch[:0], r)
+		case <-due:
+			due = nil
+			l.checkpoint()
+			continue
 		case <-l.closing:
+			l.checkpoint()
 			return
 		}
 	gather:
@@ -221,14 +241,18 @@ func (l *Log) write() {
 			}
 			r.done <- result{seq: seq + int64(i)}
 		}
+		if wait := checkpointEvery - time.Since(l.lastCP); wait <= 0 {
+			due = nil
+			l.checkpoint()
+		} else if due == nil && l.pending != nil {
+			due = time.After(wait)
+		}
 	}
 }
 
 // commit writes batch as one transaction and returns the first row's seq.
 // It reads the head inside the write transaction, so two processes sharing
-// packs.db still build one chain. Once committed, the checkpoint moves to
-// the new head, but only if packs.db still holds the row the old checkpoint
-// names: a log cut back behind the checkpoint keeps the evidence.
+// packs.db still build one chain.
 func (l *Log) commit(batch []*request) (int64, error) {
 	ctx := context.Background()
 	tx, err := l.conn.BeginTx(ctx, nil)
@@ -239,10 +263,6 @@ func (l *Log) commit(batch []*request) (int64, error) {
 	seq, prev := int64(0), genesis
 	err = tx.StmtContext(ctx, l.stmts[stmtHead]).QueryRowContext(ctx).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
-	}
-	advance, err := l.checkpointHolds(ctx, tx)
-	if err != nil {
 		return 0, err
 	}
 	insert := tx.StmtContext(ctx, l.stmts[stmtInsert])
@@ -263,41 +283,46 @@ func (l *Log) commit(batch []*request) (int64, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
-	if advance {
-		if _, err := writeCheckpoint(l.key, seq, prev, mac, "append", false); err != nil {
-			l.logger.Error("audit: checkpoint not written", "seq", seq, "err", err)
-		}
-	}
+	l.pending = &tip{seq: seq, hash: prev, mac: mac}
 	return first, nil
 }
 
-// checkpointHolds reports whether the checkpoint may move on: there is
-// none yet, or packs.db still holds the row it names, unchanged. When it
-// does not, the log was changed outside packs; the old checkpoint is kept
-// for Verify to report, and the writer says so once.
-func (l *Log) checkpointHolds(ctx context.Context, tx *sql.Tx) (bool, error) {
-	if l.stale {
-		return false, nil
+// checkpoint moves the checkpoint to the newest row this Log committed,
+// unless another process's checkpoint is already past it. It moves only if
+// packs.db still holds the row the old checkpoint names, unchanged: a log
+// cut back behind its checkpoint keeps the evidence for Verify, and the
+// writer says so once. The row it names is the one this Log wrote, never
+// the head as packs.db now says, which someone may have repointed.
+func (l *Log) checkpoint() {
+	p := l.pending
+	if p == nil || l.stale {
+		return
 	}
+	l.pending, l.lastCP = nil, time.Now()
 	cp, err := readCheckpoint(l.key)
-	if err == nil && cp == nil {
-		return true, nil
-	}
-	if err == nil {
+	if err == nil && cp != nil {
+		if cp.Seq >= p.seq {
+			return
+		}
 		var hash, mac string
-		err = tx.StmtContext(ctx, l.stmts[stmtRow]).QueryRowContext(ctx, cp.Seq).Scan(&hash, &mac)
+		err = l.stmts[stmtRow].QueryRowContext(context.Background(), cp.Seq).Scan(&hash, &mac)
 		switch {
 		case err == nil && hash == cp.Hash && mac == cp.MAC:
-			return true, nil
 		case err == nil || errors.Is(err, sql.ErrNoRows):
 			err = fmt.Errorf("packs.db no longer holds row %d as the checkpoint of %s records it", cp.Seq, cp.At.Format(time.RFC3339))
 		default:
-			return false, err
+			l.logger.Error("audit: checkpoint not written", "seq", p.seq, "err", err)
+			return
 		}
 	}
-	l.stale = true
-	l.logger.Error("audit: the log was changed outside packs; the checkpoint is kept as evidence and no longer advances", "err", err)
-	return false, nil
+	if err != nil {
+		l.stale = true
+		l.logger.Error("audit: the log was changed outside packs; the checkpoint is kept as evidence and no longer advances", "err", err)
+		return
+	}
+	if _, err := writeCheckpoint(l.key, p.seq, p.hash, p.mac, "append", false); err != nil {
+		l.logger.Error("audit: checkpoint not written", "seq", p.seq, "err", err)
+	}
 }
 
 // rowHash is sha256 over a version tag, the previous hash and every field of
