@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -46,7 +45,6 @@ type e2e struct {
 	rt   *runtime.Runtime
 	pack *packs.Pack
 	ws   string
-	n    int
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -98,38 +96,44 @@ memory_mb = 128
 	return &e2e{rt: rt, pack: p, ws: t.TempDir()}
 }
 
-// invoke runs one probe command through the gate and the runtime.
+// invoke runs one probe command through the pipeline, approved, with
+// everything the probe asks for granted once.
 func (e *e2e) invoke(t *testing.T, cmd map[string]any) (map[string]any, *recorder, error) {
 	t.Helper()
-	ctx := context.Background()
-	e.n++
-	id := fmt.Sprintf("e2e-%d", e.n)
-	var user []capability.UserGrant
+	var user onceGrants
 	for _, n := range e.pack.Request().Names() {
 		user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopeOnce})
 	}
-	g, err := capability.Resolve(capability.PackRef{Name: e.pack.Name}, e.pack.Request(), user, nil,
-		capability.Env{Home: t.TempDir(), Workspace: e.ws, Getenv: os.Getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ap, err := capability.NewGate(yes{}).Decide(ctx, capability.Pending{Invocation: id, Pack: e.pack.Name, Tool: "probe"})
+	rec := &recorder{}
+	pl, err := runtime.NewPipeline(e.rt, runtime.PipelineConfig{Grants: user, Audit: rec, Home: t.TempDir(), Getenv: os.Getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in, _ := json.Marshal(cmd)
-	tool, _ := e.pack.Tool("probe")
-	rec := &recorder{}
-	res, err := e.rt.Invoke(ctx, runtime.Invocation{
-		Pack: e.pack, Tool: tool, Input: in, Grant: g, Approval: ap, ID: id, Workspace: e.ws, Recorder: rec,
+	o, err := pl.Call(context.Background(), runtime.Request{
+		Pack: e.pack, Ref: capability.PackRef{Name: e.pack.Name}, Tool: "probe", Arguments: in,
+		Workspace: e.ws, Approvers: []capability.Approver{yes{}},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out map[string]any
-	if err == nil {
-		if jerr := json.Unmarshal(res.Output, &out); jerr != nil {
-			t.Fatalf("output %q: %v", res.Output, jerr)
+	if o.Err == nil {
+		if jerr := json.Unmarshal(o.Output, &out); jerr != nil {
+			t.Fatalf("output %q: %v", o.Output, jerr)
 		}
 	}
-	return out, rec, err
+	return out, rec, o.Err
+}
+
+// onceGrants is the person's grants: the same for every call.
+type onceGrants []capability.UserGrant
+
+func (g onceGrants) PeekGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g, nil
+}
+func (g onceGrants) TakeGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g, nil
 }
 
 func TestE2EAttacks(t *testing.T) {

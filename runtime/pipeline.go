@@ -61,6 +61,17 @@ func NewPipeline(rt *Runtime, cfg PipelineConfig) (*Pipeline, error) {
 	return &Pipeline{rt: rt, cfg: cfg}, nil
 }
 
+// Policy is the enterprise policy the pipeline enforces (nil for none):
+// front ends read it from here for what it mandates and blocks, so they and
+// the gate never follow two policies.
+func (p *Pipeline) Policy() *capability.Policy { return p.cfg.Policy }
+
+// Env is what expanding a grant's paths needs, for a call in workspace: the
+// same expansion the pipeline makes, for showing a grant (capability.Explain).
+func (p *Pipeline) Env(workspace string) capability.Env {
+	return capability.Env{Home: p.cfg.Home, Getenv: p.cfg.Getenv, Workspace: workspace}
+}
+
 // Request is one call to make.
 type Request struct {
 	// Invocation is the call's id; empty gets a fresh one.
@@ -90,6 +101,10 @@ type Request struct {
 	// it returns is called after, and what that returns is recorded as the
 	// call's artifacts.
 	Observe func() func() []capability.Artifact
+	// Invalid, when set, is why the front end could not even resolve the
+	// call (an unknown tool, arguments that are not JSON): the pipeline
+	// records it as the call's outcome and runs nothing.
+	Invalid error
 }
 
 // Builtin is a front end's own tool, run by the host: it still goes through
@@ -102,6 +117,10 @@ type Builtin struct {
 	Capabilities []capability.Name // what the call may exercise, for the approver
 	Touches      []string          // what it names: paths, commands
 	Granted      bool              // it runs under Request.Pack's grant
+	// Check, when set, decides what the call would exercise under the
+	// grant, before the gate: a denial is recorded and refuses the call
+	// without asking anyone to approve what could not run.
+	Check func(g capability.Grant) []capability.Decision
 	// Run performs the call. It returns the JSON result and, for a command,
 	// its exit status.
 	Run func(ctx context.Context, g Granted) (json.RawMessage, int, error)
@@ -163,6 +182,12 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 
 // call is the pipeline proper; Call wraps it with the audit record.
 func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
+	if req.Invalid != nil {
+		if req.Builtin != nil {
+			rec.Tool = req.Builtin.Name
+		}
+		return nil, Result{}, req.Invalid
+	}
 	// Validate once.
 	if !json.Valid(args) {
 		quoted, _ := json.Marshal(string(args))
@@ -213,6 +238,17 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	}
 	if req.Builtin != nil {
 		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches
+		if req.Builtin.Check != nil {
+			for _, d := range req.Builtin.Check(preview) {
+				if d.Allowed() {
+					continue
+				}
+				if err := p.cfg.Audit.RecordExercise(d.Record(req.Ref.Name, req.Builtin.Name, o.Invocation)); err != nil {
+					return nil, Result{}, fmt.Errorf("runtime: audit: %w", err)
+				}
+				return nil, Result{}, d.Err()
+			}
+		}
 	} else {
 		pending.Capabilities, pending.Touches = preview.Names(), touches(req.Pack.Request(), preview)
 	}
@@ -288,7 +324,7 @@ func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (capabilit
 	if err != nil {
 		return capability.Grant{}, err
 	}
-	return capability.Resolve(req.Ref, req.Pack.Request(), user, p.cfg.Policy, capability.Env{Home: p.cfg.Home, Getenv: p.cfg.Getenv, Workspace: req.Workspace})
+	return capability.Resolve(req.Ref, req.Pack.Request(), user, p.cfg.Policy, p.Env(req.Workspace))
 }
 
 // touches lists what a granted pack may reach: "network api.example.com".

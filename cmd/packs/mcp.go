@@ -48,11 +48,11 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 				return err
 			}
 			defer closeSession()
-			attach, err := servedPacks(ctx, a, deps.Policy, only)
+			attach, err := servedPacks(ctx, a, deps.Pipeline.Policy(), only)
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: moduleVersion(), Logger: a.Logger})
+			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: version(), Logger: a.Logger})
 			if err != nil {
 				return err
 			}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -111,11 +108,11 @@ type runRequest struct {
 	yes        bool
 }
 
-// runTool runs one call end to end: load and verify the pack, resolve its
-// grant, validate the input, ask the gate, invoke, audit. It returns the
-// tool's result or an error carrying the exit code.
+// runTool loads the pack and runs one call through the pipeline (validate,
+// gate, grant, integrity, invoke, audit). It returns the tool's result or
+// an error carrying the exit code.
 func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.RawMessage, error) {
-	p, ref, entry, err := loadForRun(a, req.pack)
+	p, ref, _, err := loadForRun(a, req.pack)
 	if err != nil {
 		return nil, err
 	}
@@ -140,68 +137,38 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		return nil, err
 	}
 	defer log.Close()
-	id, err := invocationID()
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log})
 	if err != nil {
 		return nil, err
 	}
-	rec := audit.Invocation{ID: id, Pack: p.Name, Tool: t.Name, Arguments: req.input, Started: time.Now()}
-	// finish audits the call's outcome and turns err into the exit code.
-	finish := func(res runtime.Result, err error) (json.RawMessage, error) {
-		rec.Finished, rec.ExitCode, rec.Output = time.Now(), res.ExitCode, res.Output
-		code := exitCodeOf(err)
-		rec.Status = auditStatus(code, err)
-		if err != nil {
-			rec.Reason = err.Error()
-		}
-		if _, aerr := log.RecordInvocation(context.WithoutCancel(ctx), rec); aerr != nil {
-			return nil, fmt.Errorf("run: the call could not be audited: %w", aerr)
-		}
-		if err != nil {
-			return nil, exitWith(code, fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
-		}
-		return res.Output, nil
-	}
-
-	grant, err := cliGrant(ctx, a, ref, p, entry, pol, c.getenv, ws, false)
+	defer rt.Close(context.WithoutCancel(ctx))
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv)
 	if err != nil {
-		rec.Denied(err)
-		return finish(runtime.Result{}, err)
+		return nil, err
 	}
-	if err := t.ValidateInput(req.input); err != nil {
-		return finish(runtime.Result{}, err)
-	}
-	approvers := []capability.Approver{pol.Approver()}
+	var approvers []capability.Approver
 	if req.yes {
 		approvers = append(approvers, cliApprover{})
 	} else if c.interactive {
 		approvers = append(approvers, approve.NewTerminal(c.stdin, c.stderr))
 	}
-	approval, err := capability.NewGate(approvers...).Decide(ctx, capability.Pending{
-		Invocation: id, Pack: p.Name, Tool: t.Name, Arguments: req.input, Capabilities: grant.Names(),
+	o, err := pl.Call(ctx, runtime.Request{
+		Pack: p, Ref: ref, Tool: t.Name, Arguments: req.input, Workspace: ws, Approvers: approvers,
 	})
 	if err != nil {
-		if !req.yes {
+		return nil, fmt.Errorf("run: the call could not be audited: %w", err)
+	}
+	if o.Err != nil {
+		err := o.Err
+		switch {
+		case errors.Is(err, capability.ErrNoApprover) && !req.yes:
 			err = fmt.Errorf("%w: pass --yes to approve this call", err)
+		case errors.Is(err, packs.ErrModified):
+			err = fmt.Errorf("refusing to run: %w: reinstall it with packs add, or remove it", err)
 		}
-		rec.Denied(err)
-		return finish(runtime.Result{}, err)
+		return nil, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
 	}
-	rec.Approved(approval)
-	// The approved call spends the person's "once" grants.
-	if grant, err = cliGrant(ctx, a, ref, p, entry, pol, c.getenv, ws, true); err != nil {
-		return finish(runtime.Result{}, err)
-	}
-
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1})
-	if err != nil {
-		return nil, err
-	}
-	defer rt.Close(context.WithoutCancel(ctx))
-	res, err := rt.Invoke(ctx, runtime.Invocation{
-		Pack: p, Tool: t, Input: req.input, Grant: grant, Approval: approval,
-		ID: id, Workspace: ws, Recorder: log,
-	})
-	return finish(res, err)
+	return o.Output, nil
 }
 
 // precompileHook is an App.Installed hook: it compiles the installed pack's
@@ -269,20 +236,6 @@ func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, *packs
 	return p, capability.PackRef{Name: p.Name, Digest: entry.Integrity}, &entry, nil
 }
 
-// cliGrant is the pack's effective grant for a packs run: what it asks
-// for, cut down by the policy and by what the person granted. The person's
-// grants come from packs.db (see personGrants); a pack run from a folder has
-// none. This is the one place that picks the grant source. take spends
-// "once" grants, for the approved call.
-func cliGrant(ctx context.Context, a *app.App, ref capability.PackRef, p *packs.Pack, entry *packs.LockEntry, pol *capability.Policy, getenv func(string) string, workspace string, take bool) (capability.Grant, error) {
-	user, err := personGrants(ctx, a, p.Name, "", entry, take)
-	if err != nil {
-		return capability.Grant{}, err
-	}
-	home, _ := os.UserHomeDir()
-	return capability.Resolve(ref, p.Request(), user, pol, capability.Env{Home: home, Getenv: getenv, Workspace: workspace})
-}
-
 // runWorkspace returns the workspace folder, creating the default one.
 func runWorkspace(a *app.App, flag string) (string, error) {
 	if flag == "" {
@@ -302,46 +255,19 @@ func runWorkspace(a *app.App, flag string) (string, error) {
 	return ws, nil
 }
 
-// invocationID returns a fresh id for one call.
-func invocationID() (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return "run-" + hex.EncodeToString(b[:]), nil
-}
-
-// exitCodeOf maps a call's error to the exit status of packs run.
-func exitCodeOf(err error) int {
-	switch {
-	case err == nil:
+// exitCodeOf maps how a call ended to the exit status of packs run.
+func exitCodeOf(st capability.Status) int {
+	switch st {
+	case capability.StatusOK:
 		return exitOK
-	case errors.Is(err, capability.ErrDenied):
+	case capability.StatusDenied:
 		return exitDenied
-	case errors.Is(err, packs.ErrInvalidInput), errors.Is(err, runtime.ErrInputLimit):
+	case capability.StatusInvalidInput:
 		return exitInvalid
-	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, runtime.ErrMemoryLimit), errors.Is(err, runtime.ErrOutputLimit):
+	case capability.StatusLimit:
 		return exitLimit
 	}
 	return exitFailure
-}
-
-// auditStatus is how the audit log names an outcome.
-func auditStatus(code int, err error) audit.Status {
-	switch code {
-	case exitOK:
-		return audit.StatusOK
-	case exitDenied:
-		return audit.StatusDenied
-	case exitInvalid:
-		return audit.StatusInvalidInput
-	case exitLimit:
-		return audit.StatusLimit
-	}
-	if errors.Is(err, runtime.ErrToolFailed) || errors.Is(err, runtime.ErrTrap) {
-		return audit.StatusToolError
-	}
-	return audit.StatusError
 }
 
 // cliApprover is the person at the command line saying yes (--yes) to the

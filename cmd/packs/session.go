@@ -36,24 +36,28 @@ func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), err
 // application: the runtime, the audit log, and the policy the App loaded.
 // The returned func closes what it opened.
 func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger})
-	if err != nil {
-		return chat.Deps{}, nil, err
-	}
 	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
 	if err != nil {
-		rt.Close(context.WithoutCancel(ctx))
 		return chat.Deps{}, nil, err
 	}
-	home, _ := os.UserHomeDir()
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, Recorder: log})
+	if err != nil {
+		log.Close()
+		return chat.Deps{}, nil, err
+	}
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, a.Policy, log, c.getenv)
+	if err != nil {
+		rt.Close(context.WithoutCancel(ctx))
+		log.Close()
+		return chat.Deps{}, nil, err
+	}
 	deps := chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
-		Runner: rt, Audit: log, Policy: a.Policy, Workspaces: a.Home.WorkspacesDir(),
-		Home: home, Getenv: c.getenv, Logger: a.Logger,
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl,
+		Workspaces: a.Home.WorkspacesDir(), Logger: a.Logger,
 	}
 	return deps, func() {
-		log.Close()
 		rt.Close(context.WithoutCancel(ctx))
+		log.Close()
 	}, nil
 }
 

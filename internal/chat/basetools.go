@@ -89,7 +89,7 @@ type docRef struct {
 	Error     string `json:"error,omitempty"`
 }
 
-func (s *Session) prepareOpenDocs(inv string, raw json.RawMessage) (*prepared, error) {
+func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 	var args struct {
 		PackID string   `json:"pack_id"`
 		Docs   []string `json:"docs"`
@@ -104,9 +104,7 @@ func (s *Session) prepareOpenDocs(inv string, raw json.RawMessage) (*prepared, e
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{pending: s.pending(inv, a.pack.Name, ToolOpenDocs, true, raw, []capability.Name{capability.FilesystemRead},
-		append([]string{a.pack.Name + "/" + a.pack.EntryDoc}, prefixAll(a.pack.Name+"/", args.Docs)...))}
-	p.run = func(ctx context.Context, _ capability.Approval) ([]byte, int, error) {
+	run := func(ctx context.Context, _ runtime.Granted) (json.RawMessage, int, error) {
 		body, truncated, err := readDoc(a.pack, a.pack.EntryDoc, a.pack.Body)
 		if err != nil {
 			return nil, 0, err
@@ -136,7 +134,8 @@ func (s *Session) prepareOpenDocs(inv string, raw json.RawMessage) (*prepared, e
 		b, err := json.Marshal(out)
 		return b, 0, err
 	}
-	return p, nil
+	return &prepared{req: builtin(a, ToolOpenDocs, []capability.Name{capability.FilesystemRead},
+		append([]string{a.pack.Name + "/" + a.pack.EntryDoc}, prefixAll(a.pack.Name+"/", args.Docs)...), run)}, nil
 }
 
 func prefixAll(prefix string, l []string) []string {
@@ -156,7 +155,7 @@ func containsClean(l []string, p string) bool {
 	return false
 }
 
-func (s *Session) prepareReadFile(inv string, raw json.RawMessage) (*prepared, error) {
+func (s *Session) prepareReadFile(raw json.RawMessage) (*prepared, error) {
 	var args struct {
 		PackID string `json:"pack_id"`
 		Path   string `json:"path"`
@@ -181,9 +180,7 @@ func (s *Session) prepareReadFile(inv string, raw json.RawMessage) (*prepared, e
 	if _, err := packs.SafeJoin(a.pack.Dir, args.Path); err != nil {
 		return nil, err
 	}
-	p := &prepared{pending: s.pending(inv, a.pack.Name, ToolReadFile, true, raw, []capability.Name{capability.FilesystemRead},
-		[]string{a.pack.Name + "/" + args.Path})}
-	p.run = func(context.Context, capability.Approval) ([]byte, int, error) {
+	run := func(context.Context, runtime.Granted) (json.RawMessage, int, error) {
 		page, err := ReadPackFile(a.pack, args.Path, args.Offset, args.Length)
 		if err != nil {
 			return nil, 0, err
@@ -191,10 +188,10 @@ func (s *Session) prepareReadFile(inv string, raw json.RawMessage) (*prepared, e
 		b, err := json.Marshal(page)
 		return b, 0, err
 	}
-	return p, nil
+	return &prepared{req: builtin(a, ToolReadFile, []capability.Name{capability.FilesystemRead}, []string{a.pack.Name + "/" + args.Path}, run)}, nil
 }
 
-func (s *Session) prepareEnableTools(inv string, raw json.RawMessage) (*prepared, error) {
+func (s *Session) prepareEnableTools(raw json.RawMessage) (*prepared, error) {
 	var args struct {
 		PackID string `json:"pack_id"`
 	}
@@ -205,8 +202,7 @@ func (s *Session) prepareEnableTools(inv string, raw json.RawMessage) (*prepared
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{pending: s.pending(inv, a.pack.Name, ToolEnableTools, true, raw, nil, []string{a.pack.Name + "/tools.json"})}
-	p.run = func(ctx context.Context, _ capability.Approval) ([]byte, int, error) {
+	run := func(ctx context.Context, _ runtime.Granted) (json.RawMessage, int, error) {
 		// Load the pack again: tools.json is validated as it is now, and the
 		// installed files are checked against the lock once more.
 		fresh, ref, err := s.deps.Catalog.Pack(ctx, a.pack.Name)
@@ -242,7 +238,7 @@ func (s *Session) prepareEnableTools(inv string, raw json.RawMessage) (*prepared
 		b, err := json.Marshal(out)
 		return b, 0, err
 	}
-	return p, nil
+	return &prepared{req: builtin(a, ToolEnableTools, nil, []string{a.pack.Name + "/tools.json"}, run)}, nil
 }
 
 // mark records that a pack's docs were opened or its tools enabled.
@@ -254,7 +250,7 @@ func (s *Session) mark(ctx context.Context, a *attached, opened, enabled bool) e
 	return s.db.savePack(context.WithoutCancel(ctx), s.id, a.pack.Name, opened, enabled)
 }
 
-func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessage) (*prepared, error) {
+func (s *Session) prepareExec(raw json.RawMessage) (*prepared, error) {
 	var args struct {
 		PackID    string   `json:"pack_id"`
 		Command   string   `json:"command"`
@@ -274,40 +270,16 @@ func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	preview, err := s.grant(ctx, a, false)
-	if err != nil {
-		return nil, err
-	}
-	// A command the grant does not cover is refused here, without asking
-	// the person to approve what could not run; the refusal is recorded.
-	if d := preview.Command(args.Command); !d.Allowed() {
-		if err := s.deps.Audit.RecordExercise(d.Record(a.pack.Name, ToolExec, inv)); err != nil {
-			return nil, fmt.Errorf("chat: audit: %w", err)
-		}
-		return nil, d.Err()
-	}
 	dir := s.workspace
 	if args.CwdPolicy == "pack_root" {
 		dir = a.pack.Dir
 	}
 	argv := append([]string{args.Command}, args.Args...)
-	p := &prepared{
-		writes: true,
-		pending: s.pending(inv, a.pack.Name, ToolExec, true, raw, []capability.Name{capability.TerminalExec},
-			[]string{"command " + strings.Join(argv, " "), "cwd " + cwdName(args.CwdPolicy)}),
-	}
-	p.run = func(ctx context.Context, ap capability.Approval) ([]byte, int, error) {
-		// hostfns.Exec has no Approval of its own to check, so this is the
-		// gate's last word before a native command starts (issue 4).
-		if !ap.Covers(inv) {
-			return nil, 0, runtime.ErrNotApproved
-		}
-		g, err := s.grant(ctx, a, true)
-		if err != nil {
-			return nil, 0, err
-		}
-		call := &hostfns.Call{Pack: a.pack.Name, Tool: ToolExec, Invocation: inv, Grant: g, Recorder: s.deps.Audit,
-			PackRoot: a.pack.Dir, Workspace: dir, Logger: s.log}
+	run := func(ctx context.Context, g runtime.Granted) (json.RawMessage, int, error) {
+		// The Call carries the gate's approval: hostfns.Exec starts nothing
+		// without one that holds for this invocation and grant.
+		call := g.HostCall(a.pack, ToolExec, dir)
+		call.Logger = s.log
 		r, err := hostfns.Exec(ctx, call, argv, hostfns.ExecOptions{})
 		out, merr := json.Marshal(struct {
 			OK        bool   `json:"ok"`
@@ -322,7 +294,15 @@ func (s *Session) prepareExec(ctx context.Context, inv string, raw json.RawMessa
 		}
 		return out, r.ExitCode, err
 	}
-	return p, nil
+	req := builtin(a, ToolExec, []capability.Name{capability.TerminalExec},
+		[]string{"command " + strings.Join(argv, " "), "cwd " + cwdName(args.CwdPolicy)}, run)
+	req.Builtin.Granted = true
+	// A command the grant does not cover is refused (and recorded) before
+	// the person is asked to approve what could not run.
+	req.Builtin.Check = func(g capability.Grant) []capability.Decision {
+		return []capability.Decision{g.Command(args.Command)}
+	}
+	return &prepared{writes: true, req: req}, nil
 }
 
 func cwdName(policy string) string {

@@ -390,15 +390,15 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(args) {
 			return // Call refuses invalid JSON before prepare
 		}
-		p, err := s.prepare(context.Background(), "inv_fuzz", name, args)
+		p, err := s.prepare(name, args)
 		if err != nil {
 			if k := errorKind(err); k == ErrKindInternal {
 				t.Fatalf("%s %s: unclassified error %v", name, args, err)
 			}
 			return
 		}
-		if p.pending.Invocation != "inv_fuzz" || p.pending.Chat != s.ID() || p.pending.Pack != "notes" {
-			t.Fatalf("pending %+v", p.pending)
+		if p.req.Ref.Name != "notes" || p.req.Pack == nil || (p.req.Tool == "") == (p.req.Builtin == nil) {
+			t.Fatalf("request %+v", p.req)
 		}
 		if name == ToolReadFile {
 			var a struct {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
-	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -38,7 +37,8 @@ type ToolResult struct {
 	IsError   bool
 	ErrorKind string // ErrKind* when IsError
 	Artifacts []Artifact
-	Duration  time.Duration
+	Duration  time.Duration // the whole call: checks, gate, run, audit
+	RunTime   time.Duration // the tool's own run, from taking its instance to its end
 }
 
 // Kinds of error the model can be sent back.
@@ -57,28 +57,26 @@ const (
 	ErrKindInternal    = "error"
 )
 
-// prepared is a call that passed its checks and waits for the gate.
+// prepared is a call resolved to a pack's tool or a base tool, ready for
+// the pipeline.
 type prepared struct {
-	pending capability.Pending
+	req runtime.Request
 	// writes says the call may change the workspace, so its artifacts are
 	// looked for.
 	writes bool
-	// run performs the call once the gate approved it. It returns the JSON
-	// result for the model and, for tools that have one, the exit status.
-	run func(ctx context.Context, ap capability.Approval) (out []byte, exit int, err error)
 }
 
 // Call runs one tool call: the base tools and the tools of packs whose
-// tools are enabled. The arguments are checked first; then the gate asks the
-// policy, the chat's memory of "allow for this chat", and approver (which
-// may be nil: then only the policy can approve); then the call runs, and the
-// audit log records it whatever the outcome, before Call returns.
+// tools are enabled. Everything goes through the one pipeline
+// (runtime.Pipeline): the arguments are checked, the gate asks the policy,
+// the chat's memory of "allow for this chat", and approver (which may be
+// nil: then only the policy can approve); then the call runs, and the audit
+// log records it whatever the outcome, before Call returns.
 //
 // A refusal or a failure of the tool is not an error: it is a ToolResult
 // with IsError set, to send back to the model. Call returns an error only
 // when the call could not be audited or its artifacts recorded.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, approver capability.Approver) (ToolResult, error) {
-	start := time.Now()
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -86,46 +84,79 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	s.mu.Lock()
 	client := s.client
 	s.mu.Unlock()
-	rec := audit.Invocation{ID: res.Invocation, Chat: s.id, Client: client, Tool: name, Arguments: args, Started: start}
 	var p *prepared
 	err := fmt.Errorf("%w: %s: the arguments are not valid JSON", ErrBadArguments, name)
-	if !json.Valid(args) {
+	if json.Valid(args) {
+		p, err = s.prepare(name, args)
+	} else {
 		// Keep what the model wrote, as a JSON string, for the record.
 		quoted, _ := json.Marshal(string(args))
-		res.Arguments, rec.Arguments = quoted, quoted
-	} else {
-		p, err = s.prepare(ctx, res.Invocation, name, args)
+		res.Arguments = quoted
 	}
 	if err != nil {
-		return s.finish(ctx, res, rec, nil, err)
-	}
-	res.Pack, rec.Pack, rec.Tool = p.pending.Pack, p.pending.Pack, p.pending.Tool
-	gate := capability.NewGate(s.deps.Policy.Approver(), approver).WithMemory(s.memory)
-	ap, err := gate.Decide(ctx, p.pending)
-	if err != nil {
-		return s.finish(ctx, res, rec, nil, err)
-	}
-	res.Decision = Decision{Approved: true, Approver: ap.Approver(), Verdict: ap.Verdict(), Remembered: ap.Remembered()}
-	rec.Approved(ap)
-	var before snapshot
-	if p.writes {
-		before = takeSnapshot(s.workspace)
-	}
-	out, exit, err := p.run(ctx, ap)
-	rec.ExitCode = exit
-	if p.writes {
-		res.Artifacts = artifacts(s.workspace, before, takeSnapshot(s.workspace))
-		for _, a := range res.Artifacts {
-			rec.Artifacts = append(rec.Artifacts, audit.Artifact{Path: a.Path, MIME: a.MIME, Size: a.Size})
+		// Refused before it could be resolved: the pipeline records it
+		// and runs nothing.
+		p = &prepared{req: runtime.Request{Builtin: &runtime.Builtin{Name: name}, Invalid: err}}
+		if pack, _, ok := strings.Cut(name, packToolSep); ok && s.attachedName(pack) {
+			p.req.Ref = capability.PackRef{Name: pack}
 		}
+	}
+	req := p.req
+	req.Invocation, req.Chat, req.Client, req.Arguments, req.Workspace = res.Invocation, s.id, client, args, s.workspace
+	req.Memory = s.memory
+	if approver != nil {
+		req.Approvers = []capability.Approver{approver}
+	}
+	if p.writes {
+		req.Observe = func() func() []capability.Artifact {
+			before := takeSnapshot(s.workspace)
+			return func() []capability.Artifact {
+				res.Artifacts = artifacts(s.workspace, before, takeSnapshot(s.workspace))
+				out := make([]capability.Artifact, 0, len(res.Artifacts))
+				for _, a := range res.Artifacts {
+					out = append(out, capability.Artifact{Path: a.Path, MIME: a.MIME, Size: a.Size})
+				}
+				return out
+			}
+		}
+	}
+	o, err := s.deps.Pipeline.Call(ctx, req)
+	res.Pack = req.Ref.Name
+	res.Duration, res.RunTime = o.Finished.Sub(o.Started), o.Result.Duration
+	if ap := o.Approval; ap.Verdict() != capability.Deny {
+		res.Decision = Decision{Approved: true, Approver: ap.Approver(), Verdict: ap.Verdict(), Remembered: ap.Remembered()}
+	}
+	if err != nil {
+		return res, err
+	}
+	if len(res.Artifacts) > 0 {
 		if err := s.db.saveArtifacts(context.WithoutCancel(ctx), s.id, res.Invocation, res.Artifacts); err != nil {
 			return res, err
 		}
 	}
-	if err == nil {
-		res.Content = string(withArtifacts(out, res.Artifacts))
+	if o.Err != nil {
+		res.IsError = true
+		res.ErrorKind = errorKind(o.Err)
+		res.Content = errorContent(res.ErrorKind, o.Err, o.Output)
+		if !res.Decision.Approved {
+			res.Decision.Reason = o.Err.Error()
+		}
+		return res, nil
 	}
-	return s.finish(ctx, res, rec, out, err)
+	out := []byte(o.Output)
+	if req.Tool != "" {
+		out, _ = json.Marshal(map[string]json.RawMessage{"result": resultJSON(o.Output)})
+	}
+	res.Content = string(withArtifacts(out, res.Artifacts))
+	return res, nil
+}
+
+// attachedName reports whether a pack of that name is attached.
+func (s *Session) attachedName(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.active[name]
+	return ok
 }
 
 // withArtifacts adds the artifacts to a JSON object result, so the model
@@ -147,46 +178,6 @@ func withArtifacts(out []byte, arts []Artifact) []byte {
 		return merged
 	}
 	return out
-}
-
-// finish fills in the result, writes the audit record and returns.
-func (s *Session) finish(ctx context.Context, res ToolResult, rec audit.Invocation, out []byte, err error) (ToolResult, error) {
-	rec.Finished = time.Now()
-	res.Duration = rec.Finished.Sub(rec.Started)
-	if err != nil {
-		res.IsError = true
-		res.ErrorKind = errorKind(err)
-		res.Content = errorContent(res.ErrorKind, err, out)
-		if !res.Decision.Approved {
-			res.Decision.Reason = err.Error()
-		}
-		rec.Status, rec.Reason = auditStatus(res.ErrorKind), err.Error()
-		if rec.Status == audit.StatusDenied {
-			rec.Denied(err)
-		}
-	}
-	rec.Output = []byte(res.Content)
-	// The record is written even when ctx was cancelled: a stopped call is
-	// still a call.
-	if _, aerr := s.deps.Audit.RecordInvocation(context.WithoutCancel(ctx), rec); aerr != nil {
-		return res, fmt.Errorf("chat: audit of %s: %w", res.Invocation, aerr)
-	}
-	return res, nil
-}
-
-// auditStatus maps an error kind to how the audit log says a call ended.
-func auditStatus(kind string) audit.Status {
-	switch kind {
-	case ErrKindDenied, ErrKindPath:
-		return audit.StatusDenied
-	case ErrKindArguments, ErrKindUnknownTool:
-		return audit.StatusInvalidInput
-	case ErrKindTimeout, ErrKindLimit, ErrKindBudget:
-		return audit.StatusLimit
-	case ErrKindToolFailed, ErrKindNotFound, ErrKindToolsJSON:
-		return audit.StatusToolError
-	}
-	return audit.StatusError
 }
 
 // errorKind classifies an error for the model.
@@ -281,16 +272,16 @@ func tail(s string, n int) string {
 
 // prepare resolves name to a base tool or an enabled pack tool and checks
 // the arguments, before anyone is asked.
-func (s *Session) prepare(ctx context.Context, inv, name string, args json.RawMessage) (*prepared, error) {
+func (s *Session) prepare(name string, args json.RawMessage) (*prepared, error) {
 	switch name {
 	case ToolOpenDocs:
-		return s.prepareOpenDocs(inv, args)
+		return s.prepareOpenDocs(args)
 	case ToolReadFile:
-		return s.prepareReadFile(inv, args)
+		return s.prepareReadFile(args)
 	case ToolEnableTools:
-		return s.prepareEnableTools(inv, args)
+		return s.prepareEnableTools(args)
 	case ToolExec:
-		return s.prepareExec(ctx, inv, args)
+		return s.prepareExec(args)
 	}
 	pack, tool, ok := strings.Cut(name, packToolSep)
 	if !ok {
@@ -306,7 +297,7 @@ func (s *Session) prepare(ctx context.Context, inv, name string, args json.RawMe
 	if !ok {
 		return nil, fmt.Errorf("%w: %q: pack %s has no tool %s", ErrUnknownTool, name, pack, tool)
 	}
-	return s.preparePackTool(ctx, inv, a, t, args)
+	return s.preparePackTool(a, t), nil
 }
 
 func (s *Session) toolNames() string {
@@ -320,39 +311,10 @@ func (s *Session) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// preparePackTool checks a pack tool's arguments against its schema and
-// resolves the pack's grant for the call.
-func (s *Session) preparePackTool(ctx context.Context, inv string, a *attached, t *packs.Tool, args json.RawMessage) (*prepared, error) {
-	if err := t.ValidateInput(args); err != nil {
-		return nil, err
-	}
-	preview, err := s.grant(ctx, a, false)
-	if err != nil {
-		return nil, err
-	}
-	p := &prepared{
-		writes:  true,
-		pending: s.pending(inv, a.pack.Name, t.Name, false, args, preview.Names(), touches(a.pack.Request(), preview)),
-	}
-	p.run = func(ctx context.Context, ap capability.Approval) ([]byte, int, error) {
-		if s.deps.Runner == nil {
-			return nil, 0, errors.New("chat: no runtime to run pack tools")
-		}
-		g, err := s.grant(ctx, a, true)
-		if err != nil {
-			return nil, 0, err
-		}
-		r, err := s.deps.Runner.Invoke(ctx, runtime.Invocation{
-			Pack: a.pack, Tool: t, Input: args, Grant: g, Approval: ap, ID: inv,
-			Workspace: s.workspace, Recorder: s.deps.Audit,
-		})
-		if err != nil {
-			return r.Output, r.ExitCode, err
-		}
-		out, _ := json.Marshal(map[string]json.RawMessage{"result": resultJSON(r.Output)})
-		return out, r.ExitCode, nil
-	}
-	return p, nil
+// preparePackTool resolves a call of pack a's tool t. The pipeline checks
+// the arguments against its schema, resolves the grant and runs it.
+func (s *Session) preparePackTool(a *attached, t *packs.Tool) *prepared {
+	return &prepared{writes: true, req: runtime.Request{Pack: a.pack, Ref: a.ref, Tool: t.Name}}
 }
 
 // resultJSON is a tool's output, null when it wrote nothing.
@@ -363,35 +325,8 @@ func resultJSON(out json.RawMessage) json.RawMessage {
 	return out
 }
 
-// grant resolves the pack's effective grant for a call in this chat. take
-// spends "once" grants: it is for the call the gate approved; without it the
-// grant is a preview for the approval card.
-func (s *Session) grant(ctx context.Context, a *attached, take bool) (capability.Grant, error) {
-	get := s.deps.Grants.PeekGrants
-	if take {
-		get = s.deps.Grants.TakeGrants
-	}
-	ug, err := get(ctx, a.ref, s.id)
-	if err != nil {
-		return capability.Grant{}, err
-	}
-	return capability.Resolve(a.ref, a.pack.Request(), ug, s.deps.Policy, capability.Env{Home: s.deps.Home, Getenv: s.deps.Getenv, Workspace: s.workspace})
-}
-
-// touches lists what a granted pack may reach: "network api.example.com".
-func touches(req capability.Request, g capability.Grant) []string {
-	var out []string
-	for _, n := range g.Names() {
-		for _, r := range req.Resources(n) {
-			out = append(out, string(n)+" "+r)
-		}
-	}
-	return out
-}
-
-func (s *Session) pending(inv, pack, tool string, base bool, args json.RawMessage, caps []capability.Name, touch []string) capability.Pending {
-	return capability.Pending{
-		Invocation: inv, Chat: s.id, Pack: pack, Tool: tool, BaseTool: base,
-		Arguments: args, Capabilities: caps, Touches: touch,
-	}
+// builtin is the request of a base tool: run by the host, under no grant
+// unless granted, still through the gate and the audit.
+func builtin(a *attached, name string, caps []capability.Name, touches []string, run func(context.Context, runtime.Granted) (json.RawMessage, int, error)) runtime.Request {
+	return runtime.Request{Pack: a.pack, Ref: a.ref, Builtin: &runtime.Builtin{Name: name, Capabilities: caps, Touches: touches, Run: run}}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -43,29 +42,4 @@ func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capabi
 	return p, capability.PackRef{Name: name, Digest: e.Integrity}, nil
 }
 
-// StoreGrants reads the person's grants from packs.db.
-type StoreGrants struct {
-	DB *store.DB
-}
 
-// PeekGrants returns the live and revoked grants that apply in chat,
-// without spending any: for showing the person what a call may touch.
-func (g StoreGrants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
-	rows, err := g.DB.Grants(ctx, ref.Name)
-	if err != nil {
-		return nil, err
-	}
-	var keep []store.GrantRow
-	for _, r := range rows {
-		if r.Chat == "" || r.Chat == chat {
-			keep = append(keep, r)
-		}
-	}
-	return store.UserGrants(keep), nil
-}
-
-// TakeGrants returns the grants for one approved call in chat, spending
-// the once grants among them.
-func (g StoreGrants) TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
-	return g.DB.TakeGrants(ctx, ref.Name, chat)
-}

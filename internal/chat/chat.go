@@ -21,7 +21,6 @@ import (
 	"log/slog"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -49,40 +48,18 @@ type Catalog interface {
 	Pack(ctx context.Context, name string) (*packs.Pack, capability.PackRef, error)
 }
 
-// GrantSource returns what the person granted a pack, as seen from a chat
-// (grants scoped to another chat are not included). StoreGrants reads them
-// from packs.db.
-type GrantSource interface {
-	// PeekGrants returns the grants without spending "once" grants, to show
-	// the person what a call may touch before it is approved.
-	PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error)
-	// TakeGrants returns the grants for one approved call, spending the
-	// "once" grants among them.
-	TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error)
-}
-
-// Runner runs an approved pack tool. *runtime.Runtime implements it.
-type Runner interface {
-	Invoke(ctx context.Context, inv runtime.Invocation) (runtime.Result, error)
-}
-
-// Deps are the components a Session works with. Store, Catalog, Grants,
-// Audit and Workspaces are required; Runner is needed only to run pack
-// tools; Policy and Logger may be nil.
+// Deps are the components a Session works with. Store, Catalog, Pipeline
+// and Workspaces are required; Logger may be nil. The enterprise policy is
+// the pipeline's.
 type Deps struct {
 	Store   *store.DB
 	Catalog Catalog
-	Grants  GrantSource
-	Runner  Runner
-	Audit   *audit.Log
-	Policy  *capability.Policy
+	// Pipeline runs every call, base tools included: gate, grant,
+	// integrity, invoke, audit.
+	Pipeline *runtime.Pipeline
 	// Workspaces is the directory that holds one workspace per chat.
 	Workspaces string
-	// Home is the person's home directory, for "~" in granted paths.
-	Home string
-	// Getenv reads the person's environment, for "$VAR" in granted paths.
-	Getenv func(string) string
-	Logger *slog.Logger
+	Logger     *slog.Logger
 }
 
 func (d Deps) check() error {
@@ -91,10 +68,8 @@ func (d Deps) check() error {
 		return errors.New("chat: no store")
 	case d.Catalog == nil:
 		return errors.New("chat: no pack catalog")
-	case d.Grants == nil:
-		return errors.New("chat: no grant source")
-	case d.Audit == nil:
-		return errors.New("chat: no audit log: every call must be audited")
+	case d.Pipeline == nil:
+		return errors.New("chat: no pipeline: every call runs through one")
 	case d.Workspaces == "":
 		return errors.New("chat: no workspaces directory")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
@@ -67,7 +68,7 @@ func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	for src, grant := range in {
 		h.install(src, grant...)
 	}
-	h.deps = Deps{Store: db, Catalog: HomeCatalog{Home: home}, Grants: StoreGrants{DB: db}, Runner: rt, Audit: log, Workspaces: home.WorkspacesDir()}
+	h.deps = Deps{Store: db, Catalog: HomeCatalog{Home: home}, Pipeline: h.pipeline(nil), Workspaces: home.WorkspacesDir()}
 	return h
 }
 
@@ -179,4 +180,15 @@ func decodeError(t testing.TB, content string) map[string]any {
 		t.Fatalf("tool result %s is not an error: %v", content, err)
 	}
 	return body.Error
+}
+
+// pipeline returns the pipeline the harness's sessions run calls through,
+// under policy pol (nil for none).
+func (h *harness) pipeline(pol *capability.Policy) *runtime.Pipeline {
+	h.t.Helper()
+	pl, err := app.NewPipeline(h.rt, h.db, h.home, pol, h.log, func(string) string { return "" })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return pl
 }

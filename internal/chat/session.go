@@ -85,9 +85,6 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	if deps.Getenv == nil {
-		deps.Getenv = func(string) string { return "" }
-	}
 	s := &Session{deps: deps, db: chatStore{deps.Store.SQL()}, changed: opt.OnToolsChanged, active: map[string]*attached{},
 		limits: DefaultLimits, provider: "the provider"}
 	s.memory = chatMemory{s.db}
@@ -174,7 +171,7 @@ func (s *Session) notice(format string, args ...any) {
 
 // attachMandated attaches every pack the policy mandates.
 func (s *Session) attachMandated(ctx context.Context) error {
-	for _, name := range s.deps.Policy.Mandated() {
+	for _, name := range s.deps.Pipeline.Policy().Mandated() {
 		s.mu.Lock()
 		a, ok := s.active[name]
 		if ok {
@@ -221,7 +218,7 @@ func (s *Session) attach(ctx context.Context, name string, mandated bool) error 
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Policy.Blocked(ref); err != nil {
+	if err := s.deps.Pipeline.Policy().Blocked(ref); err != nil {
 		return err
 	}
 	before := s.toolsKey()

@@ -88,7 +88,7 @@ func TestAttachDetach(t *testing.T) {
 	plain := writePack(t, dir, "plain", map[string]string{"SKILL.md": skillMD("plain", "A pack with docs only.")})
 	banned := writePack(t, dir, "banned", map[string]string{"SKILL.md": skillMD("banned", "Blocked by the policy.")})
 	h := newHarness(t, install{notesPack: nil, plain: nil, banned: nil})
-	h.deps.Policy = policy(t, "[packs]\nmandated = [\"plain\", \"absent\"]\nblocked = [\"banned\"]\n")
+	h.deps.Pipeline = h.pipeline(policy(t, "[packs]\nmandated = [\"plain\", \"absent\"]\nblocked = [\"banned\"]\n"))
 	changed := 0
 	s := h.open(Options{OnToolsChanged: func() { changed++ }})
 	if got := s.Packs(); len(got) != 1 || got[0].Name != "plain" || !got[0].Mandated {
@@ -145,7 +145,7 @@ func TestNoPacksNoTools(t *testing.T) {
 // chat, and with nobody to ask the answer is deny.
 func TestApprovalSources(t *testing.T) {
 	h := newHarness(t, install{notesPack: nil})
-	h.deps.Policy = policy(t, "[approval]\nauto_approve = [\"open_docs\"]\n")
+	h.deps.Pipeline = h.pipeline(policy(t, "[approval]\nauto_approve = [\"open_docs\"]\n"))
 	s := h.open(Options{Attach: []string{"notes"}})
 	ctx := context.Background()
 	who := &person{decide: func(capability.Pending) capability.Verdict { return capability.AllowChat }}

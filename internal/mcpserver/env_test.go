@@ -56,10 +56,13 @@ func newEnv(t testing.TB, policy string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(Config{
 		Chat: chat.Deps{
-			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
-			Runner: rt, Audit: log, Policy: pol, Workspaces: a.Home.WorkspacesDir(),
+			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 		},
 		Attach:  []string{"echo-pack"},
 		Version: "test",

@@ -30,6 +30,7 @@ var notesPack, _ = filepath.Abs(filepath.Join("testdata", "notes"))
 type env struct {
 	t     testing.TB
 	url   string
+	token string // the server's token; do sends it as a bearer token
 	app   *app.App
 	model *llmtest.Server
 	srv   *Server
@@ -70,13 +71,20 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		}
 		model = Model{Provider: p, Describe: "openai fake"}
 	}
-	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB}, Runner: rt, Audit: log,
-		Workspaces: a.Home.WorkspacesDir(), Getenv: func(string) string { return "" }}
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, nil, log, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()}
 	addr := opt.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: opt.token, Version: "test", HowToConfigure: "pass --provider and --model"})
+	e.token = opt.token
+	if e.token == "" {
+		e.token = testToken
+	}
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +105,19 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	return e
 }
 
-// do sends a request and decodes the JSON answer into out (when not nil).
-// It returns the status.
+// testToken is the token of a test server unless envOptions names one.
+const testToken = "test-token-5a0f3c9e1b7d4e26a8c1f09b3d7e2a64"
+
+// do sends a request with the server's token as a bearer token and decodes
+// the JSON answer into out (when not nil). It returns the status. An
+// "Authorization" pair in hdr replaces the token ("" sends none).
 func (e *env) do(method, path string, body any, out any, hdr ...string) int {
+	e.t.Helper()
+	return e.doAuth("Bearer "+e.token, method, path, body, out, hdr...)
+}
+
+// doAuth is do with authz as the Authorization header ("" for none).
+func (e *env) doAuth(authz, method, path string, body any, out any, hdr ...string) int {
 	e.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -116,7 +134,14 @@ func (e *env) do(method, path string, body any, out any, hdr ...string) int {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+			continue
+		}
 		if hdr[i] == "Host" {
 			req.Host = hdr[i+1]
 			continue
@@ -183,6 +208,7 @@ func (e *env) stream(chatID string) *sse {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/chats/"+chatID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()

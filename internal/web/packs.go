@@ -125,8 +125,8 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	if err != nil {
 		return out, err
 	}
-	env := capability.Env{Home: s.cfg.Chat.Home, Getenv: s.cfg.Chat.Getenv, Workspace: filepath.Join(s.cfg.Chat.Workspaces, "CHAT")}
-	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Policy, env)
+	env := s.cfg.Chat.Pipeline.Env(filepath.Join(s.cfg.Chat.Workspaces, "CHAT"))
+	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
 	if err != nil {
 		return out, err
 	}

@@ -4,8 +4,11 @@
 // audit trail.
 //
 // The API is JSON under /v1. Every error is {"error": {"code", "message",
-// "status"}}. The server binds to loopback unless told otherwise, requires a
-// bearer token beyond loopback, answers only to allowlisted Host and Origin
+// "status"}}. The server binds to loopback unless told otherwise and always
+// has a token: every /v1 request but GET /v1/status must carry it (as a
+// bearer token, or in the cookie that opening the printed address sets),
+// on loopback too, so that a tool allowed to reach 127.0.0.1 cannot change
+// grants or approvals. It answers only to allowlisted Host and Origin
 // headers (DNS rebinding), and refuses cross-origin state changes (CSRF).
 // The UI is plain HTML, CSS and JavaScript embedded in the binary.
 package web
@@ -35,9 +38,9 @@ var assets embed.FS
 const DefaultAddr = "127.0.0.1:7777"
 
 var (
-	// ErrTokenRequired: the server would listen beyond loopback without a
-	// bearer token.
-	ErrTokenRequired = errors.New("web: a token is required to listen beyond loopback")
+	// ErrTokenRequired: Config.Token is missing or too weak to guard the
+	// API (see httpguard.CheckToken). The server never runs without one.
+	ErrTokenRequired = errors.New("web: a token is required")
 	// ErrBadAddr: the listen address or an allowed host cannot be parsed.
 	// It is httpguard.ErrBadAddr, which the shared guard returns.
 	ErrBadAddr = httpguard.ErrBadAddr
@@ -65,9 +68,10 @@ type Config struct {
 	// AllowedHosts are extra Host header names the server answers to, e.g.
 	// a reverse proxy's. Loopback names and the bound host always are.
 	AllowedHosts []string
-	// Token, when set, must come with every request: as a bearer token, or
-	// in the cookie that opening /?token=TOKEN sets. Required beyond
-	// loopback.
+	// Token must come with every request but those for the page's files
+	// and GET /v1/status: as a bearer token, or in the cookie that opening
+	// /?token=TOKEN sets. Required, on loopback too; httpguard.NewToken
+	// makes one.
 	Token   string
 	Version string
 	Logger  *slog.Logger
@@ -95,8 +99,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.App == nil:
 		return nil, fmt.Errorf("%w: no application (state directory)", ErrConfig)
-	case cfg.Chat.Store == nil || cfg.Chat.Audit == nil:
-		return nil, fmt.Errorf("%w: no chat dependencies (store, audit log)", ErrConfig)
+	case cfg.Chat.Store == nil || cfg.Chat.Pipeline == nil:
+		return nil, fmt.Errorf("%w: no chat dependencies (store, pipeline)", ErrConfig)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -108,16 +112,11 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), chats: map[string]*chatState{}, base: context.Background()}, nil
 }
 
-// Listen binds the configured address. It refuses an address beyond
-// loopback without a token.
+// Listen binds the configured address.
 func (s *Server) Listen() (net.Listener, error) {
 	addr, err := httpguard.ListenAddr(s.cfg.Addr, DefaultAddr)
 	if err != nil {
 		return nil, err
-	}
-	host, _, _ := net.SplitHostPort(addr)
-	if !httpguard.IsLoopback(host) && s.cfg.Token == "" {
-		return nil, fmt.Errorf("%w: %s is not loopback: set a token (PACKS_SERVE_TOKEN or --token-file), or listen on 127.0.0.1", ErrTokenRequired, addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -229,7 +228,9 @@ func (s *Server) ui() http.Handler {
 	})
 }
 
-// status tells the UI the version and whether a model is configured.
+// status tells the UI the version, whether a model is configured and
+// whether the request carried the token. It is public, so that the page can
+// say how to get in: the state directory is named only with the token.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	type model struct {
 		Configured     bool   `json:"configured"`
@@ -237,9 +238,16 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		NoTools        bool   `json:"no_tools"`
 		HowToConfigure string `json:"how_to_configure,omitempty"`
 	}
-	m := model{Configured: s.cfg.Model.Provider != nil, Describe: s.cfg.Model.Describe, NoTools: s.cfg.Model.NoTools}
+	m := model{Configured: s.cfg.Model.Provider != nil, NoTools: s.cfg.Model.NoTools}
+	if isAuthenticated(r) {
+		m.Describe = s.cfg.Model.Describe
+	}
 	if !m.Configured {
 		m.HowToConfigure = s.cfg.HowToConfigure
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"version": s.cfg.Version, "home": s.cfg.App.Home.Dir(), "model": m})
+	out := map[string]any{"version": s.cfg.Version, "model": m, "authenticated": isAuthenticated(r)}
+	if isAuthenticated(r) {
+		out["home"] = s.cfg.App.Home.Dir()
+	}
+	writeJSON(w, http.StatusOK, out)
 }

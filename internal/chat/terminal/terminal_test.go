@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
@@ -78,8 +79,15 @@ func openEnv(dir string) (*env, error) {
 		db.Close()
 		return nil, err
 	}
+	pl, err := app.NewPipeline(rt, db, home, nil, log, func(string) string { return "" })
+	if err != nil {
+		rt.Close(ctx)
+		log.Close()
+		db.Close()
+		return nil, err
+	}
 	return &env{
-		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Grants: chat.StoreGrants{DB: db}, Runner: rt, Audit: log, Workspaces: home.WorkspacesDir()},
+		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
 		close: func() {
 			rt.Close(ctx)
 			log.Close()

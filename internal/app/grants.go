@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
+)
+
+// Grants is the one source of the person's grants, for every front end
+// (packs run, chat, MCP, the web app): the rows in packs.db that apply in
+// the chat (grants scoped to another chat are left out), and, for an
+// installed pack with no row at all, the grants mirrored in its packs.lock
+// entry (a lock carried over from another machine or a bundle). A pack run
+// from a folder has no lock entry and so only its rows.
+type Grants struct {
+	DB   *store.DB
+	Home *packs.Home
+}
+
+var _ capability.GrantSource = Grants{}
+
+// PeekGrants implements capability.GrantSource.
+func (g Grants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
+	return g.get(ctx, ref, chat, g.DB.PeekGrants)
+}
+
+// TakeGrants implements capability.GrantSource: it spends "once" grants.
+func (g Grants) TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
+	return g.get(ctx, ref, chat, g.DB.TakeGrants)
+}
+
+func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, rows func(context.Context, string, string) ([]capability.UserGrant, error)) ([]capability.UserGrant, error) {
+	user, err := rows(ctx, ref.Name, chat)
+	if err != nil || len(user) > 0 || ref.Digest == "" || g.Home == nil {
+		return user, err
+	}
+	e, err := g.Home.Entry(ref.Name)
+	switch {
+	case errors.Is(err, packs.ErrNotInstalled):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case e.Integrity != ref.Digest:
+		// Another version than the one the call was resolved for.
+		return nil, nil
+	}
+	return capability.FromLock(e.Capabilities), nil
+}
+
+// NewPipeline returns the pipeline every front end runs tools through:
+// rt runs them, the person's grants come from Grants over db and home, the
+// policy is pol (nil for none), and log audits every call.
+func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string) (*runtime.Pipeline, error) {
+	userHome, _ := os.UserHomeDir()
+	return runtime.NewPipeline(rt, runtime.PipelineConfig{
+		Grants: Grants{DB: db, Home: home}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
+	})
+}
