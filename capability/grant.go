@@ -189,19 +189,6 @@ func (g Grant) outside(n Name, resource string, match func(item) bool) Decision 
 	return deny(n, resource, LayerUser, ErrNotGranted, "the person did not grant this "+string(n)+" resource")
 }
 
-// Host decides whether the pack may contact host (a name or IP literal).
-func (g Grant) Host(host string) Decision {
-	if !g.Has(Network) {
-		return g.missing(Network, host)
-	}
-	for _, p := range g.g.c.hosts {
-		if p.Match(host) {
-			return allow(Network, host, "matches "+p.String())
-		}
-	}
-	return g.outside(Network, host, func(it item) bool { return it.host.Match(host) })
-}
-
 // Env decides whether the pack may read variable name.
 func (g Grant) Env(name string) Decision {
 	if !g.Has(EnvRead) {

@@ -2,89 +2,148 @@ package capability
 
 import (
 	"errors"
-	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 )
 
-// HostPattern matches a host name or IP literal. Forms:
+// HostPattern matches a destination: a host and a port. Forms:
 //
-//	"api.example.com"   exactly that host
-//	"*.example.com"     any subdomain, at any depth, but not example.com itself
-//	"api.*.example.com" "*" inside a name is exactly one label
-//	"10.0.0.7", "[::1]" exactly that address
-//	"*"                 any host (a policy ceiling can forbid this)
+//	"api.example.com"      exactly that name
+//	"*.example.com"        any subdomain, at any depth, but not example.com itself
+//	"api.*.example.com"    "*" inside a name is exactly one label
+//	"10.0.0.7", "[::1]"    exactly that address
+//	"10.0.0.0/8", "fc00::/7" any address in that CIDR
+//	"*"                    any name and any ordinary address (a policy ceiling can forbid this)
 //
-// Matching is case-insensitive and ignores a trailing dot.
+// Each form may end in ":PORT" (an IPv6 address or CIDR in brackets then:
+// "[::1]:9000") or ":*" for every port; without one, a pattern allows ports
+// 80 and 443 only. Names are normalized under IDNA lookup rules
+// (golang.org/x/net/idna), so "bücher.example" and "xn--bcher-kva.example"
+// are the same pattern; matching is case-insensitive and ignores a trailing
+// dot. A name pattern never matches an address, and an address or CIDR
+// never matches a name. A special-purpose address (loopback, private,
+// link-local, metadata...) is reached only through an address or CIDR
+// pattern that holds it: "*" and names that resolve to it do not (see
+// Grant.Dial).
 type HostPattern struct {
 	raw    string
-	labels []string // lower case; "*" is a wildcard label
-	ip     net.IP
-	any    bool
+	labels []string     // a name pattern: lower-case ASCII; "*" is a wildcard label
+	prefix netip.Prefix // an address (a /32 or /128) or a CIDR, unmapped
+	any    bool         // "*"
+	ports  portSet
+}
+
+// portSet is the ports a pattern allows: DefaultPorts (the zero value), one
+// port, or every port.
+type portSet struct {
+	port uint16
+	any  bool
+}
+
+func (s portSet) has(p uint16) bool {
+	switch {
+	case s.any:
+		return true
+	case s.port == 0:
+		return p == DefaultPorts[0] || p == DefaultPorts[1]
+	}
+	return p == s.port
+}
+
+// within reports whether every port of s is in c.
+func (s portSet) within(c portSet) bool {
+	switch {
+	case c.any:
+		return true
+	case s.any:
+		return false
+	case s.port == 0:
+		return c.port == 0
+	}
+	return c.has(s.port)
 }
 
 // ParseHostPattern compiles s or explains why it cannot.
 func ParseHostPattern(s string) (HostPattern, error) {
 	p := HostPattern{raw: s}
-	h := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
+	t := strings.TrimSpace(s)
 	switch {
-	case h == "":
+	case t == "":
 		return HostPattern{raw: s}, errors.New("empty host pattern")
+	case strings.Contains(t, "://") || strings.ContainsAny(t, "?#@ \\%"):
+		return HostPattern{raw: s}, errors.New("a host pattern is a host with an optional port, not a URL: drop the scheme, user info, path and zone")
+	}
+	h, port, hasPort, err := splitPort(t)
+	if err != nil {
+		return HostPattern{raw: s}, errors.New(`write an IPv6 address with a port as "[::1]:9000"`)
+	}
+	if hasPort {
+		if port == "*" {
+			p.ports.any = true
+		} else if p.ports.port, err = parsePort(port); err != nil {
+			return HostPattern{raw: s}, errors.New(`a port is a number from 1 to 65535 (no leading zero), or "*" for every port`)
+		}
+	}
+	switch {
 	case h == "*":
 		p.any = true
 		return p, nil
-	case strings.Contains(h, "://") || strings.ContainsAny(h, "/?#@ "):
-		return HostPattern{raw: s}, errors.New("a host pattern is a host name, not a URL: drop the scheme, path and port")
-	}
-	if ip := parseIP(h); ip != nil {
-		p.ip = ip
+	case strings.Contains(h, "/"):
+		c := h
+		if strings.HasPrefix(c, "[") && strings.HasSuffix(c, "]") {
+			c = c[1 : len(c)-1]
+		}
+		pfx, err := netip.ParsePrefix(c)
+		addr, _, _ := strings.Cut(c, "/")
+		switch {
+		case err != nil && !isDottedQuad(addr) && !strings.Contains(addr, ":"):
+			return HostPattern{raw: s}, errors.New("a host pattern is a host with an optional port, not a URL: drop the path")
+		case err != nil:
+			return HostPattern{raw: s}, errors.New(`a CIDR is an address and a prefix length, as in "10.0.0.0/8" or "fc00::/7"`)
+		case pfx.Addr().Is4In6():
+			return HostPattern{raw: s}, errors.New("write an IPv4 CIDR in IPv4 form, as in 10.0.0.0/8")
+		case pfx != pfx.Masked():
+			return HostPattern{raw: s}, errors.New("the CIDR has host bits set: write " + pfx.Masked().String())
+		}
+		p.prefix = pfx
+		return p, nil
+	case strings.HasPrefix(h, "[") || strings.Contains(h, ":") || isDottedQuad(h):
+		a, err := parseHost(h)
+		if err != nil || a.name != "" {
+			return HostPattern{raw: s}, errors.New("not an IP address: write IPv4 as four decimal parts, IPv6 in brackets when a port follows")
+		}
+		p.prefix = netip.PrefixFrom(a.ip, a.ip.BitLen())
 		return p, nil
 	}
-	if strings.Contains(h, ":") {
-		return HostPattern{raw: s}, errors.New("ports are not part of a host pattern")
-	}
-	p.labels = strings.Split(h, ".")
-	for _, l := range p.labels {
+	labels := strings.Split(strings.TrimSuffix(h, "."), ".")
+	for i, l := range labels {
 		switch {
 		case l == "*":
+			continue
 		case l == "":
 			return HostPattern{raw: s}, errors.New("empty label (two dots in a row)")
 		case strings.Contains(l, "*"):
 			return HostPattern{raw: s}, errors.New(`"*" must be a whole label, as in "*.example.com"`)
-		case !validLabel(l):
-			return HostPattern{raw: s}, errors.New("labels hold only a-z, 0-9, '_' and inner '-', at most 63 of them")
 		}
+		a, err := normalizeName(l)
+		if err != nil || strings.Contains(a, ".") {
+			return HostPattern{raw: s}, errors.New("labels hold letters, digits and inner '-' (IDNA lookup rules), at most 63 of them")
+		}
+		labels[i] = a
 	}
+	if last := labels[len(labels)-1]; numericLabel(last) {
+		return HostPattern{raw: s}, errors.New("a name cannot end in a number: write an IPv4 address as four decimal parts")
+	}
+	p.labels = labels
 	return p, nil
 }
 
-// parseIP parses an IP literal, brackets allowed. Host names (which hold a
-// letter beyond a-f, or no digit at all) skip the parser: it allocates an
-// error for every name.
-func parseIP(h string) net.IP {
-	h = strings.Trim(h, "[]")
-	digit := false
+// isDottedQuad reports whether h looks like an IPv4 address (digits and
+// dots only), so that a malformed one is refused rather than read as a name.
+func isDottedQuad(h string) bool {
 	for i := 0; i < len(h); i++ {
-		switch c := h[i]; {
-		case c >= '0' && c <= '9':
-			digit = true
-		case c == '.' || c == ':' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
-		default:
-			return nil
-		}
-	}
-	if !digit && !strings.Contains(h, "::") {
-		return nil
-	}
-	return net.ParseIP(h)
-}
-
-func validLabel(l string) bool {
-	if len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-		return false
-	}
-	for _, r := range l {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+		if c := h[i]; c != '.' && (c < '0' || c > '9') {
 			return false
 		}
 	}
@@ -94,20 +153,27 @@ func validLabel(l string) bool {
 // String returns the pattern as written.
 func (p HostPattern) String() string { return p.raw }
 
-// Match reports whether host (a name or an IP literal, without port) matches.
-func (p HostPattern) Match(host string) bool {
-	if p.any {
+// Match reports whether the destination host, written as Grant.Host takes
+// it ("name", "address", either with ":port"; without a port, 443),
+// matches. A host that does not parse matches nothing.
+func (p HostPattern) Match(hostport string) bool {
+	h, port, err := parseDest(hostport)
+	return err == nil && p.covers(h, port)
+}
+
+// covers reports whether the pattern allows h on port.
+func (p HostPattern) covers(h host, port uint16) bool {
+	switch {
+	case !p.ports.has(port):
+		return false
+	case p.any:
 		return true
-	}
-	h := strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if p.ip != nil {
-		ip := parseIP(h)
-		return ip != nil && ip.Equal(p.ip)
-	}
-	if len(p.labels) == 0 || parseIP(h) != nil {
+	case p.prefix.IsValid():
+		return h.name == "" && p.prefix.Contains(h.ip)
+	case h.name == "" || len(p.labels) == 0:
 		return false
 	}
-	got := strings.Split(h, ".")
+	got := strings.Split(h.name, ".")
 	want := p.labels
 	if want[0] == "*" {
 		// A leading "*" matches one or more labels.
@@ -128,17 +194,29 @@ func (p HostPattern) Match(host string) bool {
 	return true
 }
 
-// Within reports whether every host p matches is also matched by c, so a
-// policy or a person can keep p under the ceiling c unchanged.
+// grantsAddr reports whether the pattern names ip (unmapped, no zone) on
+// port by address or CIDR: what a special-purpose address needs.
+func (p HostPattern) grantsAddr(ip netip.Addr, port uint16) bool {
+	return p.prefix.IsValid() && p.prefix.Contains(ip) && p.ports.has(port)
+}
+
+// Within reports whether every destination p allows is also allowed by c,
+// so a policy or a person can keep p under the ceiling c unchanged: p's
+// ports lie within c's, and its hosts within c's. "*" holds every name
+// pattern and every address or CIDR free of special-purpose addresses,
+// which only an address or CIDR ceiling holds.
 func (p HostPattern) Within(c HostPattern) bool {
+	if !p.ports.within(c.ports) {
+		return false
+	}
 	switch {
 	case c.any:
-		return true
+		return !p.prefix.IsValid() || !overlapsSpecial(p.prefix)
 	case p.any:
 		return false
-	case p.ip != nil:
-		return c.ip != nil && c.ip.Equal(p.ip)
-	case c.ip != nil || len(p.labels) == 0 || len(c.labels) == 0:
+	case p.prefix.IsValid():
+		return c.prefix.IsValid() && c.prefix.Bits() <= p.prefix.Bits() && c.prefix.Contains(p.prefix.Addr())
+	case c.prefix.IsValid() || len(p.labels) == 0 || len(c.labels) == 0:
 		return false
 	}
 	pw, cw := p.labels[0] == "*", c.labels[0] == "*"

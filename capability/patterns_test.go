@@ -35,12 +35,60 @@ func TestHostPatternMatch(t *testing.T) {
 		{"::ffff:10.0.0.1", "10.0.0.1", true},
 		{"beef.example", "beef.example", true},
 		{"*.example", "cafe.example", true},
-		{"10.0.0.1", "10.0.0.1.", true},
+		{"10.0.0.1", "10.0.0.1.", false}, // a name ending in a number is no address
 		{"localhost", "127.0.0.1", false},
 		{"127.0.0.1", "localhost", false},
 		{"*.example.com", "10.0.0.1", false},
 		{"*", "anything.at.all", true},
 		{"*", "10.0.0.1", true},
+
+		// Ports: none in the pattern allows 80 and 443 only.
+		{"api.example.com", "api.example.com:443", true},
+		{"api.example.com", "api.example.com:80", true},
+		{"api.example.com", "api.example.com:8443", false},
+		{"api.example.com:8443", "api.example.com:8443", true},
+		{"api.example.com:8443", "api.example.com", false},
+		{"api.example.com:8443", "api.example.com:443", false},
+		{"*.example.com:*", "a.example.com:1", true},
+		{"127.0.0.1:9000", "127.0.0.1:9000", true},
+		{"127.0.0.1:9000", "127.0.0.1:9001", false},
+		{"127.0.0.1", "127.0.0.1:9000", false},
+		{"[::1]:9000", "[::1]:9000", true},
+		{"[::1]:9000", "[::1]", false},
+		{"*", "anything.example:8080", false},
+		{"*:*", "anything.example:8080", true},
+
+		// CIDRs hold addresses, never names.
+		{"10.0.0.0/8", "10.1.2.3", true},
+		{"10.0.0.0/8", "11.0.0.1", false},
+		{"10.0.0.0/8:*", "10.1.2.3:22", true},
+		{"10.0.0.0/8", "ten.example", false},
+		{"fc00::/7", "[fd12::1]:443", true},
+		{"[fc00::/7]:9000", "[fd12::1]:9000", true},
+		{"127.0.0.0/8", "::ffff:127.0.0.2", true},
+
+		// Zone IDs and other ambiguous hosts match nothing (defect 1).
+		{"*.wikipedia.org", "::ffff:127.0.0.1%.en.wikipedia.org", false},
+		{"*.wikipedia.org", "[::ffff:127.0.0.1%.en.wikipedia.org]:80", false},
+		{"*.wikipedia.org", "[::ffff:127.0.0.1%25.en.wikipedia.org]:80", false},
+		{"*", "::ffff:127.0.0.1%.en.wikipedia.org", false},
+		{"*", "fe80::1%eth0", false},
+		{"*.example.com", "user@a.example.com", false},
+		{"*.example.com", "a.example.com:080", false},
+		{"*.example.com", "a.example.com:", false},
+		{"*.example.com", "a.example.com:65536", false},
+		{"*", "127.1", false},
+		{"*", "0x7f.0.0.1", false},
+		{"*", "2130706433", false},
+		{"*", "[127.0.0.1]", false},
+
+		// Internationalized names are compared in their IDNA (punycode) form.
+		{"xn--bcher-kva.example", "bücher.example", true},
+		{"xn--bcher-kva.example", "BÜCHER.example", true},
+		{"bücher.example", "xn--bcher-kva.example", true},
+		{"*.bücher.example", "a.xn--bcher-kva.example", true},
+		{"example.com", "ｅｘａｍｐｌｅ．ｃｏｍ", true},
+		{"*.example.com", "a_b.example.com", false},
 	}
 	for _, tt := range tests {
 		p, err := capability.ParseHostPattern(tt.pattern)
@@ -55,9 +103,15 @@ func TestHostPatternMatch(t *testing.T) {
 
 func TestHostPatternErrors(t *testing.T) {
 	for _, s := range []string{
-		"", "  ", "https://api.example.com", "api.example.com/path", "api.example.com:443",
+		"", "  ", "https://api.example.com", "api.example.com/path",
 		"a..b", "a*.example.com", "*example.com", "user@host", "-bad.example.com", "bad-.example.com",
 		strings.Repeat("a", 64) + ".com", "exa mple.com",
+		// Ports, CIDRs and addresses that are malformed or ambiguous.
+		"api.example.com:", "api.example.com:0", "api.example.com:65536", "api.example.com:080",
+		"api.example.com:+80", "api.example.com:http", "::1:9000x", "[::1]9000", "[::1", "[10.0.0.1]",
+		"10.0.0.1/8", "10.0.0.0/33", "::ffff:10.0.0.0/104", "fe80::1%eth0", "[fe80::1%25eth0]:80",
+		"::ffff:127.0.0.1%.en.wikipedia.org", "127.1", "0x7f.0.0.1", "10.0.0.256", "2130706433", "a.0x1f",
+		"a_b.example.com", "xn--zz.example", "ex--ample.com",
 	} {
 		if _, err := capability.ParseHostPattern(s); err == nil {
 			t.Errorf("ParseHostPattern(%q) = nil error, want one", s)
@@ -83,16 +137,58 @@ func TestHostPatternWithin(t *testing.T) {
 		{"api.*.corp.example", "api.eu.corp.example", false},
 		{"*", "*.corp.example", false},
 		{"*.corp.example", "*", true},
-		{"10.0.0.1", "*", true},
+		{"10.0.0.1", "*", false}, // a private address is reached only through an address ceiling
+		{"8.8.8.8", "*", true},
 		{"10.0.0.1", "10.0.0.1", true},
 		{"10.0.0.1", "*.corp.example", false},
 		{"api.example.com", "10.0.0.1", false},
 		{"*.*.example.com", "*.example.com", true},
 		{"*.example.com", "*.*.example.com", false},
+
+		// Ports: a pattern without one holds 80 and 443.
+		{"api.corp.example:443", "*.corp.example", true},
+		{"api.corp.example:8443", "*.corp.example", false},
+		{"api.corp.example", "*.corp.example:443", false},
+		{"api.corp.example:8443", "*.corp.example:8443", true},
+		{"api.corp.example:8443", "*.corp.example:*", true},
+		{"api.corp.example:*", "*.corp.example", false},
+		{"*:*", "*", false},
+		{"*", "*:*", true},
+
+		// CIDRs hold addresses and narrower CIDRs of the same family.
+		{"10.1.2.3", "10.0.0.0/8", true},
+		{"10.1.0.0/16", "10.0.0.0/8", true},
+		{"10.0.0.0/8", "10.1.0.0/16", false},
+		{"10.0.0.0/8", "10.0.0.0/8", true},
+		{"10.1.2.3:9000", "10.0.0.0/8", false},
+		{"10.1.2.3:9000", "10.0.0.0/8:*", true},
+		{"::ffff:10.1.2.3", "10.0.0.0/8", true},
+		{"[fd00::1]", "fc00::/7", true},
+		{"10.0.0.0/8", "fc00::/7", false},
+		{"api.corp.example", "10.0.0.0/8", false},
+		{"10.0.0.0/8", "*.corp.example", false},
+
+		// "*" holds ordinary addresses and CIDRs, never special ones.
+		{"127.0.0.1", "*", false},
+		{"[::1]", "*", false},
+		{"169.254.169.254", "*", false},
+		{"[64:ff9b::7f00:1]", "*", false},
+		{"[64:ff9b::808:808]", "*", true},
+		{"8.0.0.0/8", "*", true},
+		{"0.0.0.0/0", "*", false},
+		{"2000::/3", "*", false},
+		{"2a00::/16", "*", true},
+		{"[::1]:9000", "*:*", false},
 	}
 	for _, tt := range tests {
-		p, _ := capability.ParseHostPattern(tt.p)
-		c, _ := capability.ParseHostPattern(tt.c)
+		p, err := capability.ParseHostPattern(tt.p)
+		if err != nil {
+			t.Fatalf("ParseHostPattern(%q): %v", tt.p, err)
+		}
+		c, err := capability.ParseHostPattern(tt.c)
+		if err != nil {
+			t.Fatalf("ParseHostPattern(%q): %v", tt.c, err)
+		}
 		if got := p.Within(c); got != tt.want {
 			t.Errorf("%q.Within(%q) = %v, want %v", tt.p, tt.c, got, tt.want)
 		}
@@ -206,6 +302,10 @@ func FuzzHostPattern(f *testing.F) {
 		{"a..b", "*.", "."},
 		{"*.*.x", "*.x", "a.b.x"},
 		{"xn--bcher-kva.example", "*.example", "XN--BCHER-KVA.EXAMPLE."},
+		{"10.0.0.0/8:*", "10.0.0.0/8", "10.1.2.3:8080"},
+		{"[::1]:9000", "*:*", "[::1]:9000"},
+		{"api.example.com:8443", "*.example.com:*", "api.example.com:8443"},
+		{"bücher.example", "*.example", "[::ffff:127.0.0.1%25.bücher.example]:443"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1], s[2])

@@ -128,7 +128,7 @@ func BenchmarkExec(b *testing.B) {
 // BenchmarkHTTPFetch is one granted GET to a loopback server.
 func BenchmarkHTTPFetch(b *testing.B) {
 	s := newServer(b, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	c, _ := newCall(b, capability.Request{Network: []string{"localhost"}})
+	c, _ := newCall(b, capability.Request{Network: loopback})
 	c.Recorder = &countRecorder{}
 	n := newNetwork()
 	ctx := context.Background()

@@ -9,11 +9,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	extism "github.com/extism/go-sdk"
+
+	"github.com/packs-run/packs/capability"
 )
 
 // MaxResponseBytes caps the body of one HTTP response handed to a guest; a
@@ -25,48 +29,120 @@ const maxRedirects = 10
 
 // network serves the network group. Its client is its own (never
 // http.DefaultClient): no proxy from the environment, no idle connections
-// kept between calls, every redirect and every dial checked against the
-// grant of the call in the request's context.
+// kept between calls, every URL and redirect parsed strictly and decided by
+// name, and every dial decided on the address it connects to.
 type network struct {
 	client *http.Client
+	dialer *net.Dialer
+	// lookup resolves a name once; the dial goes to exactly an address it
+	// returned, so a second answer (DNS rebinding) is never consulted.
+	lookup func(ctx context.Context, name string) ([]netip.Addr, error)
 }
 
 func newNetwork() *network {
-	dialer := &net.Dialer{Timeout: 30 * time.Second, Resolver: &net.Resolver{PreferGo: true}}
-	return &network{client: &http.Client{
+	r := &net.Resolver{PreferGo: true}
+	n := &network{
+		dialer: &net.Dialer{Timeout: 30 * time.Second},
+		lookup: func(ctx context.Context, name string) ([]netip.Addr, error) { return r.LookupNetIP(ctx, "ip", name) },
+	}
+	n.client = &http.Client{
 		Transport: &http.Transport{
 			Proxy:                  nil,
-			DialContext:            dialGranted(dialer),
+			DialContext:            n.dial,
 			DisableKeepAlives:      true,
 			ForceAttemptHTTP2:      true,
 			TLSHandshakeTimeout:    10 * time.Second,
 			MaxResponseHeaderBytes: 1 << 20,
 		},
 		CheckRedirect: checkRedirect,
-	}}
-}
-
-// dialGranted checks the address actually dialed. The URL host was decided
-// already; this catches anything that would dial elsewhere. A host that is
-// an IP literal must match an IP pattern: a name pattern never matches one.
-func dialGranted(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, ok := CallFrom(ctx)
-		if !ok {
-			return nil, ErrNoCall
-		}
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, fmt.Errorf("%w: dial address %q: %v", ErrInvalidRequest, addr, err)
-		}
-		if dec := c.Grant.Host(host); !dec.Allowed() {
-			return nil, c.decide(dec)
-		}
-		return d.DialContext(ctx, network, addr)
 	}
+	return n
 }
 
-// checkRedirect decides and records each hop of a redirect chain.
+// dial connects to addr (host:port, from a URL already decided by name):
+// it resolves the host once, decides and records each address it dials
+// (capability.Grant.Dial, with the reserved addresses of ctx), and dials
+// that address itself, never the name. TLS still verifies the name: the
+// transport takes the server name from the URL, not from the connection.
+func (n *network) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, ok := CallFrom(ctx)
+	if !ok {
+		return nil, ErrNoCall
+	}
+	targets, err := n.resolve(ctx, c, addr)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, t := range targets {
+		if err := c.decide(t.decision); err != nil {
+			return nil, err
+		}
+		conn, err := n.dialer.DialContext(ctx, network, t.addr.String())
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// target is one address a dial may connect to, with its allowing decision
+// (recorded just before the connection is tried).
+type target struct {
+	addr     netip.AddrPort
+	decision capability.Decision
+}
+
+// resolve parses addr, looks its host up once (an address literal is not
+// looked up) and decides every address. It returns the allowed ones in the
+// resolver's order; when none is allowed it records the first denial and
+// returns its error.
+func (n *network) resolve(ctx context.Context, c *Call, addr string) ([]target, error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dial address %q: %v", ErrInvalidRequest, addr, err)
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || port == 0 {
+		return nil, fmt.Errorf("%w: dial address %q: bad port", ErrInvalidRequest, addr)
+	}
+	name, ip, err := capability.ParseHost(h)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	ips := []netip.Addr{ip}
+	if name != "" {
+		if ips, err = n.lookup(ctx, name); err != nil {
+			return nil, fmt.Errorf("hostfns: resolving %s: %w", name, err)
+		}
+		if len(ips) == 0 {
+			return nil, fmt.Errorf("hostfns: resolving %s: no address", name)
+		}
+	} else {
+		name = ip.String()
+	}
+	reserved := reservedFrom(ctx)
+	var out []target
+	var denied capability.Decision
+	for i, a := range ips {
+		ap := netip.AddrPortFrom(a.WithZone("").Unmap(), uint16(port))
+		d := c.Grant.Dial(name, ap, reserved...)
+		switch {
+		case d.Allowed():
+			out = append(out, target{ap, d})
+		case i == 0 || denied.Allowed():
+			denied = d
+		}
+	}
+	if len(out) == 0 {
+		return nil, c.decide(denied)
+	}
+	return out, nil
+}
+
+// checkRedirect parses, decides and records each hop of a redirect chain
+// as the first URL was; its dial is decided by address again.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("%w: stopped after %d redirects", ErrInvalidRequest, maxRedirects)
@@ -75,7 +151,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if !ok {
 		return ErrNoCall
 	}
-	return c.decideURL(req.URL)
+	u, port, err := parseURL(req.URL.String())
+	if err != nil {
+		return err
+	}
+	req.URL = u
+	return c.decideURL(u, port)
 }
 
 // resource is how a request is recorded: scheme://host[:port]/path, never
@@ -84,15 +165,75 @@ func resource(u *url.URL) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
-// decideURL checks the scheme, then decides and records the host.
-func (c *Call) decideURL(u *url.URL) error {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w: scheme %q: only http and https are allowed", ErrInvalidRequest, u.Scheme)
+// parseURL reads a guest's URL strictly: http or https, a host that is a
+// name (IDNA lookup rules) or an address literal, an optional decimal port,
+// no user info, no zone ID, no percent sign anywhere in the authority. The
+// URL it returns has the host in the canonical form decisions use; port is
+// the explicit port or the scheme's.
+func parseURL(raw string) (*url.URL, uint16, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	scheme = strings.ToLower(scheme)
+	if !ok || scheme != "http" && scheme != "https" {
+		return nil, 0, fmt.Errorf("%w: only http:// and https:// URLs are allowed", ErrInvalidRequest)
 	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("%w: URL %q has no host", ErrInvalidRequest, resource(u))
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
 	}
-	d := c.Grant.Host(u.Hostname())
+	switch {
+	case authority == "":
+		return nil, 0, fmt.Errorf("%w: the URL has no host", ErrInvalidRequest)
+	case strings.ContainsAny(authority, "@%\\"):
+		return nil, 0, fmt.Errorf("%w: the URL's host holds user info, a zone ID or an escape", ErrInvalidRequest)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: url: %v", ErrInvalidRequest, errors.Unwrap(err))
+	}
+	u.Scheme = scheme
+	if u.Opaque != "" || u.User != nil || u.Host != authority {
+		return nil, 0, fmt.Errorf("%w: the URL is ambiguous", ErrInvalidRequest)
+	}
+	h, ps := authority, ""
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+		h, ps = authority[:i], authority[i+1:]
+		if ps == "" {
+			return nil, 0, fmt.Errorf("%w: the URL has an empty port", ErrInvalidRequest)
+		}
+	}
+	name, ip, err := capability.ParseHost(h)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
+	}
+	port := uint16(80)
+	if scheme == "https" {
+		port = 443
+	}
+	if ps != "" {
+		p, err := strconv.ParseUint(ps, 10, 16)
+		if err != nil || p == 0 || ps[0] == '0' {
+			return nil, 0, fmt.Errorf("%w: the URL's port is not a number from 1 to 65535", ErrInvalidRequest)
+		}
+		port = uint16(p)
+	}
+	switch {
+	case name != "":
+		u.Host = name
+	case ip.Is4():
+		u.Host = ip.String()
+	default:
+		u.Host = "[" + ip.String() + "]"
+	}
+	if ps != "" {
+		u.Host += ":" + ps
+	}
+	return u, port, nil
+}
+
+// decideURL decides and records the host of u, parsed by parseURL, by name
+// on port.
+func (c *Call) decideURL(u *url.URL, port uint16) error {
+	d := c.Grant.Host(net.JoinHostPort(u.Hostname(), strconv.Itoa(int(port))))
 	ex := d.Record(c.Pack, c.Tool, c.Invocation)
 	ex.Resource = resource(u)
 	if err := c.record(ex); err != nil {
@@ -120,12 +261,11 @@ type HTTPResponse struct {
 // fetch performs one guest request for c: scheme and host decided and
 // recorded, redirects and dials checked, the body capped.
 func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte) (HTTPResponse, error) {
-	u, err := url.Parse(r.URL)
+	u, port, err := parseURL(r.URL)
 	if err != nil {
-		return HTTPResponse{}, fmt.Errorf("%w: url: %v", ErrInvalidRequest, err)
+		return HTTPResponse{}, err
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	if err := c.decideURL(u); err != nil {
+	if err := c.decideURL(u, port); err != nil {
 		return HTTPResponse{}, err
 	}
 	method := strings.ToUpper(r.Method)
