@@ -1,9 +1,15 @@
 package runtime
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/packs-run/packs/internal/wasmbin"
 )
 
 // pageSize is the size of one wasm page.
@@ -93,3 +99,63 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory: the garbage collector reclaims
 // the buffer once the instance is closed.
 func (m *heapMemory) Free() { m.buf = nil }
+
+// The ceilings outside linear memory. They are fixed, not drawn from the
+// per-call budget: a module is prepared once (module.prepare) for every
+// limit it may run under.
+const (
+	// tableElements bounds all the tables of a module together. wazero
+	// keeps a table element in 8 bytes: 1 Mi elements are 8 MiB.
+	tableElements = 1 << 20
+	// stackUnits bounds the call stack of a module's own functions, in
+	// wasmbin's estimate of 8-byte slots: 8 MiB.
+	stackUnits = 1 << 20
+)
+
+// ErrTableLimit and ErrStackLimit are the memory limits outside linear
+// memory. Both wrap ErrMemoryLimit.
+var (
+	// ErrTableLimit: the module declares more table elements up front than
+	// tableElements allows. A table.grow past the limit returns -1 to the
+	// guest, as the spec says it does at a table's maximum.
+	ErrTableLimit error = &limitError{"runtime: table limit exceeded"}
+	// ErrStackLimit: the guest's calls nested deeper than stackUnits
+	// allows, and it was stopped.
+	ErrStackLimit error = &limitError{"runtime: call stack limit exceeded"}
+)
+
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+func (e *limitError) Unwrap() error { return ErrMemoryLimit }
+
+// limitResources builds the table and stack ceilings into a module
+// (wasmbin.Limit). A module whose tables are too large from the start is
+// refused with ErrTableLimit.
+func limitResources(wasm []byte) ([]byte, error) {
+	out, err := wasmbin.Limit(wasm, wasmbin.Limits{TableElements: tableElements, StackUnits: stackUnits})
+	if errors.Is(err, wasmbin.ErrTableLimit) {
+		return nil, fmt.Errorf("%w: %w", ErrTableLimit, err)
+	}
+	return out, err
+}
+
+// stackLimitHit reports whether err, a failed call's error from wazero or
+// Extism, is the trap of a module that passed stackUnits: the trap's stack
+// trace names wasmbin.StackLimitFunc. It looks through wrapped errors.
+func stackLimitHit(err error) bool {
+	for err != nil {
+		if strings.Contains(err.Error(), wasmbin.StackLimitFunc+"(") {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			return slices.ContainsFunc(u.Unwrap(), stackLimitHit)
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -229,6 +229,9 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 			return nil, err
 		}
 	}
+	if wasm, err = limitResources(wasm); err != nil {
+		return nil, err
+	}
 	info, err := inspect(wasm)
 	if err != nil {
 		return nil, err
