@@ -324,6 +324,10 @@ func ParsePathRule(s string) (PathRule, error) {
 		if el == ".." {
 			return p, errors.New(`".." is not allowed in a granted path`)
 		}
+		if strings.Contains(el, "**") {
+			// filepath.Match would read "**" as "*": one level, not any depth.
+			return p, errors.New(`"**" is not supported in a granted path: each "*" matches within one level; name the levels ("logs/*/*.log") or grant the directory`)
+		}
 		if _, err := filepath.Match(el, ""); err != nil {
 			return p, errors.New("bad glob: " + err.Error())
 		}

@@ -274,7 +274,9 @@ func TestPathRule(t *testing.T) {
 			t.Errorf("Expand(%q) = %q, %q; want %q, %q", tt.rule, root, glob, tt.root, tt.glob)
 		}
 	}
-	for _, s := range []string{"", "relative/path", "../etc", "/a/../b", "~/../x", "$A*/x", "/a/[", "a\x00b", "~user/x"} {
+	for _, s := range []string{"", "relative/path", "../etc", "/a/../b", "~/../x", "$A*/x", "/a/[", "a\x00b", "~user/x",
+		// "**" would read as "*" (filepath.Match): refused, not silently one level.
+		"~/logs/**/*.log", "/data/**", "./a/**/b", "/x/a**b", "$DATA/**"} {
 		if _, err := capability.ParsePathRule(s); err == nil {
 			t.Errorf("ParsePathRule(%q) = nil error, want one", s)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+	"golang.org/x/mod/semver"
 )
 
 // Manifest is a pack's skill.toml (spec 001): who it is and what it asks for.
@@ -506,32 +507,20 @@ func tomlKind(v any) string {
 	return "value"
 }
 
-// checkSemver accepts MAJOR.MINOR.PATCH, optionally followed by a
-// pre-release and build metadata, without leading zeros. The error completes "version %q ...".
+// checkSemver accepts a semantic version 2.0.0 (semver.org) in full:
+// MAJOR.MINOR.PATCH, optionally followed by a pre-release and build
+// metadata, with no leading zeros in a number or a numeric pre-release
+// identifier, and no "v" in front. It uses golang.org/x/mod/semver, which
+// wants the "v" and accepts "v1" and "v1.2" as shorthands, so the version
+// must also be its own canonical form. The error completes "version %q ...".
 func checkSemver(v string) error {
-	core, build, hasBuild := strings.Cut(v, "+")
-	core, pre, hasPre := strings.Cut(core, "-")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
+	sv := "v" + v
+	if !semver.IsValid(sv) {
+		return errors.New("is not a semantic version")
+	}
+	core, _, _ := strings.Cut(sv, "+")
+	if semver.Canonical(sv) != core {
 		return errors.New("does not have three numbers")
-	}
-	for _, n := range parts {
-		if n == "" || strings.Trim(n, "0123456789") != "" || len(n) > 1 && n[0] == '0' {
-			return fmt.Errorf("has %q where a number without leading zeros belongs", n)
-		}
-	}
-	for _, ident := range []struct {
-		s   string
-		has bool
-	}{{pre, hasPre}, {build, hasBuild}} {
-		if !ident.has {
-			continue
-		}
-		for _, id := range strings.Split(ident.s, ".") {
-			if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") != "" {
-				return fmt.Errorf("has a bad pre-release or build part %q", ident.s)
-			}
-		}
 	}
 	return nil
 }

@@ -182,6 +182,8 @@ func TestManifestFindings(t *testing.T) {
 		{"bytes-negative", "[limits]\n\noutput_bytes = -1\n", []string{"error:limits@3"}},
 		{"semver-leading-zero", "[skill]\nversion = \"1.02.0\"\n", []string{"error:manifest-version@2"}},
 		{"semver-pre-release", "[skill]\nversion = \"1.2.0-rc.1+build.5\"\n", nil},
+		{"semver-numeric-pre-release-leading-zero", "[skill]\nversion = \"1.0.0-01\"\n", []string{"error:manifest-version@2"}},
+		{"filesystem-doublestar", "[capabilities]\nfilesystem_read = [\"~/logs/**/*.log\"]\n", []string{"error:capability-pattern@2"}},
 		{"api-1", "[skill]\napi_version = \"1\"\n", nil},
 		{"type-bool", "[provides]\nknowledge = \"yes\"\n", []string{"error:toml-type@2"}},
 		{"syntax", "[skill]\nid = \"unterminated\n", []string{"error:toml-syntax@2"}},
@@ -198,12 +200,13 @@ func TestManifestFindings(t *testing.T) {
 }
 
 func TestCheckSemver(t *testing.T) {
-	for _, v := range []string{"0.0.0", "1.2.3", "10.20.30", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0+20130313144700", "1.0.0-beta+exp.sha.5114f85"} {
+	for _, v := range []string{"0.0.0", "1.2.3", "10.20.30", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0+20130313144700", "1.0.0-beta+exp.sha.5114f85", "1.0.0-0", "1.0.0-0a", "1.0.0-x-y.0", "1.0.0+001"} {
 		if err := checkSemver(v); err != nil {
 			t.Errorf("checkSemver(%q) = %v", v, err)
 		}
 	}
-	for _, v := range []string{"", "1", "1.2", "1.2.3.4", "01.2.3", "1.2.x", "v1.2.3", "1.2.3-", "1.2.3+", "1.2.3-a..b", "1.2.3-é"} {
+	for _, v := range []string{"", "1", "1.2", "1.2.3.4", "01.2.3", "1.2.x", "v1.2.3", "1.2.3-", "1.2.3+", "1.2.3-a..b", "1.2.3-é",
+		"1.0.0-01", "1.0.0-alpha.007", "1.2.3-rc.00", "1.2.3+build..1", " 1.2.3", "1.2.3\n"} {
 		if err := checkSemver(v); err == nil {
 			t.Errorf("checkSemver(%q) = nil, want an error", v)
 		}
