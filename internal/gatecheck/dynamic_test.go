@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
@@ -90,9 +91,12 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{app: a, rt: rt, log: log, pack: p, ref: ref, deps: chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Grants: chat.StoreGrants{DB: a.DB},
-		Runner: rt, Audit: log, Policy: pol, Workspaces: a.Home.WorkspacesDir(),
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 	}}
 }
 
@@ -331,22 +335,24 @@ func (e *env) workspaces(t *testing.T) []string {
 	return out
 }
 
-// TestRuntimeInvoke: an Invocation handed straight to the runtime, with a
-// zero Approval, an Approval for another invocation, and (the positive
-// control) the gate's Approval for this one.
-func TestRuntimeInvoke(t *testing.T) {
+// TestHostExec: the one exported door to a native command outside the
+// pipeline, handed a Call with a zero Approval, an Approval for another
+// invocation, and (the positive control) the gate's Approval for this one.
+// The runtime's own invoke is unexported: from outside, a pack's tool runs
+// only through runtime.Pipeline.Call, which the other tests drive.
+func TestHostExec(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	tool, ok := e.pack.Tool("note")
-	if !ok {
-		t.Fatal("the notes pack has no note tool")
+	var user []capability.UserGrant
+	for _, n := range e.pack.Request().Names() {
+		user = append(user, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
 	}
-	grant, err := capability.Resolve(e.ref, e.pack.Request(), nil, nil, capability.Env{})
+	grant, err := capability.Resolve(e.ref, e.pack.Request(), user, nil, capability.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate := capability.NewGate(yes{})
-	other, err := gate.Decide(ctx, capability.Pending{Invocation: "inv-other", Pack: "notes", Tool: "note"})
+	other, err := gate.Decide(ctx, capability.Pending{Invocation: "inv-other", Pack: "notes", Tool: chat.ToolExec, Grant: grant})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +365,7 @@ func TestRuntimeInvoke(t *testing.T) {
 		{"zero approval", "inv-zero", func() capability.Approval { return capability.Approval{} }, false},
 		{"approval of another call", "inv-stolen", func() capability.Approval { return other }, false},
 		{"approved", "inv-approved", func() capability.Approval {
-			ap, err := gate.Decide(ctx, capability.Pending{Invocation: "inv-approved", Pack: "notes", Tool: "note"})
+			ap, err := gate.Decide(ctx, capability.Pending{Invocation: "inv-approved", Pack: "notes", Tool: chat.ToolExec, Grant: grant})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,25 +375,25 @@ func TestRuntimeInvoke(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws := t.TempDir()
-			_, err := e.rt.Invoke(ctx, runtime.Invocation{
-				Pack: e.pack, Tool: tool, Input: json.RawMessage(`{}`), Grant: grant, Approval: c.approve(),
-				ID: c.id, Workspace: ws, Recorder: e.log,
-			})
-			_, statErr := os.Stat(filepath.Join(ws, noteFile))
+			_, err := hostfns.Exec(ctx, &hostfns.Call{
+				Pack: "notes", Tool: chat.ToolExec, Invocation: c.id, Grant: grant, Approval: c.approve(),
+				Recorder: e.log, PackRoot: e.pack.Dir, Workspace: ws,
+			}, []string{"sh", "-c", "touch " + execMarker}, hostfns.ExecOptions{})
+			_, statErr := os.Stat(filepath.Join(ws, execMarker))
 			if c.ran {
 				if err != nil || statErr != nil {
-					t.Fatalf("approved call: %v, %s: %v", err, noteFile, statErr)
+					t.Fatalf("approved call: %v, %s: %v", err, execMarker, statErr)
 				}
 				return
 			}
-			if !errors.Is(err, runtime.ErrNotApproved) || !errors.Is(err, capability.ErrDenied) {
-				t.Errorf("got %v, want runtime.ErrNotApproved wrapping capability.ErrDenied", err)
+			if !errors.Is(err, capability.ErrUnapproved) || !errors.Is(err, capability.ErrDenied) {
+				t.Errorf("got %v, want capability.ErrUnapproved wrapping capability.ErrDenied", err)
 			}
 			if !errors.Is(statErr, os.ErrNotExist) {
-				t.Errorf("the tool ran without a decision: %s: %v", noteFile, statErr)
+				t.Errorf("the command ran without an approval: %s: %v", execMarker, statErr)
 			}
 			var denied bool
-			for _, r := range e.rows(t, audit.KindExercise, "note") {
+			for _, r := range e.rows(t, audit.KindExercise, chat.ToolExec) {
 				denied = denied || (r.Invocation == c.id && !r.Allowed && r.Layer == string(capability.LayerGate))
 			}
 			if !denied {

@@ -6,36 +6,38 @@ import (
 	"context"
 	"os/exec"
 
+	extism "github.com/extism/go-sdk"
+
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
-// Runner is chat's view of the runtime: a call through it is a sink too.
+// Runner is a view of an execution layer that takes a runtime.Invocation:
+// a call through it is a sink too.
 type Runner interface {
 	Invoke(ctx context.Context, inv runtime.Invocation) (runtime.Result, error)
 }
 
-func badZeroApproval(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, t *packs.Tool) {
-	_, _ = rt.Invoke(ctx, runtime.Invocation{Pack: p, Tool: t, Approval: capability.Approval{}, ID: "i"})
+func badZeroApproval(ctx context.Context, r Runner, p *packs.Pack, t *packs.Tool) {
+	_, _ = r.Invoke(ctx, runtime.Invocation{Pack: p, Tool: t, Approval: capability.Approval{}, ID: "i"})
 }
 
 func badNoApproval(ctx context.Context, r Runner, p *packs.Pack, t *packs.Tool) {
 	_, _ = r.Invoke(ctx, runtime.Invocation{Pack: p, Tool: t, ID: "i"})
 }
 
-func badBuiltElsewhere(ctx context.Context, rt *runtime.Runtime, inv runtime.Invocation) {
-	_, _ = rt.Invoke(ctx, inv)
+func badBuiltElsewhere(ctx context.Context, r Runner, inv runtime.Invocation) {
+	_, _ = r.Invoke(ctx, inv)
 }
 
-func badUncheckedExec(ctx context.Context, _ capability.Approval, c *hostfns.Call) {
-	_, _ = hostfns.Exec(ctx, c, []string{"sh"}, hostfns.ExecOptions{})
+func badUncheckedGuest(_ capability.Approval, pl *extism.Plugin) {
+	_, _, _ = pl.Call("run", nil)
 }
 
-func badCheckedAfter(ctx context.Context, ap capability.Approval, c *hostfns.Call) {
-	_, _ = hostfns.Exec(ctx, c, []string{"sh"}, hostfns.ExecOptions{})
-	_ = ap.Covers("i")
+func badCheckedAfter(ap capability.Approval, pl *extism.Plugin) {
+	_, _, _ = pl.Call("run", nil)
+	_ = ap.Covers(capability.Call{Invocation: "i"})
 }
 
 func badShell(ctx context.Context) {
@@ -54,11 +56,11 @@ func goodDecided(ctx context.Context, g *capability.Gate, r Runner, p *packs.Pac
 	_, _ = r.Invoke(ctx, runtime.Invocation{Pack: p, Tool: t, Approval: ap, ID: "i"})
 }
 
-func goodCheckedExec(ctx context.Context, ap capability.Approval, c *hostfns.Call) {
-	if !ap.Covers("i") {
+func goodCheckedGuest(ap capability.Approval, pl *extism.Plugin) {
+	if ap.Covers(capability.Call{Invocation: "i"}) != nil {
 		return
 	}
-	_, _ = hostfns.Exec(ctx, c, []string{"sh"}, hostfns.ExecOptions{})
+	_, _, _ = pl.Call("run", nil)
 }
 
 func goodForwarded(run func(capability.Approval), ap capability.Approval) {
