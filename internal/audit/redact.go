@@ -36,10 +36,12 @@ type Redactor struct {
 // DefaultRedactor keeps strings up to 256 bytes, 32 levels, 64 KiB in all.
 func DefaultRedactor() Redactor { return Redactor{MaxValue: 256, MaxDepth: 32, MaxTotal: 64 << 10} }
 
+// keyFolder drops the separators secretKey ignores.
+var keyFolder = strings.NewReplacer("-", "", "_", "", ".", "", " ", "")
+
 // secretKey reports whether an object key names a secret.
 func secretKey(k string) bool {
-	k = strings.ToLower(k)
-	k = strings.NewReplacer("-", "", "_", "", ".", "", " ", "").Replace(k)
+	k = keyFolder.Replace(strings.ToLower(k))
 	switch {
 	case k == "auth" || k == "pwd" || k == "pin":
 		return true
@@ -65,26 +67,47 @@ func secretValue(s string) bool {
 	return false
 }
 
-// Text masks a credential-looking string and cuts a long one.
+// scanMargin is how far past MaxValue a long string is scanned for
+// secrets: a secret that starts in the kept part is found whole if it is
+// shorter than this. The rest is cut without being scanned.
+const scanMargin = 4096
+
+// Text masks a credential-looking string, masks every secret found inside
+// it (gitleaks' rules and packs' own, redact_rules.go) and cuts a long one.
 func (r Redactor) Text(s string) string {
 	if secretValue(s) {
 		return Redacted
 	}
-	return r.cut(s)
+	rs, err := defaultRules()
+	if err != nil { // the embedded rules are checked by a test: this is a broken build
+		panic(err)
+	}
+	dropped := 0
+	if r.MaxValue > 0 && len(s) > r.MaxValue+scanMargin {
+		n := r.MaxValue + scanMargin
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s, dropped = s[:n], len(s)-n
+	}
+	return r.cutDropped(rs.redact(s), dropped)
 }
 
-func (r Redactor) cut(s string) string {
+func (r Redactor) cut(s string) string { return r.cutDropped(s, 0) }
+
+// cutDropped cuts s to MaxValue; dropped bytes were cut already.
+func (r Redactor) cutDropped(s string, dropped int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if r.MaxValue <= 0 || len(s) <= r.MaxValue {
+	if r.MaxValue <= 0 || len(s) <= r.MaxValue && dropped == 0 {
 		return s
 	}
-	n := r.MaxValue
-	for n > 0 && !utf8.RuneStart(s[n]) {
+	n := min(r.MaxValue, len(s))
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return fmt.Sprintf("%s…[cut %d bytes]", s[:n], len(s)-n)
+	return fmt.Sprintf("%s…[cut %d bytes]", s[:n], len(s)-n+dropped)
 }
 
 // JSON returns a redacted copy of a JSON document: values under secret keys
@@ -125,10 +148,10 @@ func (r Redactor) value(v any, depth int) any {
 		out := make(map[string]any, len(v))
 		for k, x := range v {
 			if secretKey(k) {
-				out[r.cut(k)] = Redacted
+				out[r.Text(k)] = Redacted
 				continue
 			}
-			out[r.cut(k)] = r.value(x, depth+1)
+			out[r.Text(k)] = r.value(x, depth+1)
 		}
 		return out
 	case []any:
