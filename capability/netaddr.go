@@ -28,9 +28,11 @@ var (
 	ErrBadHost = errors.New("capability: not a valid host")
 )
 
-// DefaultPorts are the ports a host pattern without a port allows: http's
-// and https's.
-var DefaultPorts = [2]uint16{80, 443}
+// The ports a host pattern without a port allows: http's and https's.
+const (
+	portHTTP  = 80
+	portHTTPS = 443
+)
 
 // host is a destination host as decisions see it.
 type host struct {
@@ -184,7 +186,7 @@ func parseDest(s string) (host, uint16, error) {
 	if err != nil {
 		return host{}, 0, err
 	}
-	port := uint16(443)
+	port := uint16(portHTTPS)
 	if hasPort {
 		if port, err = parsePort(ps); err != nil {
 			return host{}, 0, err
@@ -322,7 +324,8 @@ func (g Grant) Host(hostport string) Decision {
 // names it or a CIDR holding it; and no grant reaches an address in
 // reserved (ErrReservedAddress), packs' own listeners. A reserved address
 // whose IP is unspecified (0.0.0.0 or ::) reserves its port on every
-// address.
+// address, and a dial to an unspecified address on a reserved port is
+// refused.
 func (g Grant) Dial(host string, addr netip.AddrPort, reserved ...netip.AddrPort) Decision {
 	ip := addr.Addr().WithZone("").Unmap()
 	resource := net.JoinHostPort(ip.String(), strconv.Itoa(int(addr.Port())))
@@ -348,7 +351,10 @@ func (g Grant) Dial(host string, addr netip.AddrPort, reserved ...netip.AddrPort
 func (g Grant) dial(resource string, h host, addr netip.AddrPort, reserved []netip.AddrPort) Decision {
 	ip, port := addr.Addr(), addr.Port()
 	for _, r := range reserved {
-		if r.Port() == port && (r.Addr().IsUnspecified() || r.Addr().WithZone("").Unmap() == ip) {
+		// An unspecified address on either side means every local address:
+		// a listener on [::] takes connections to 10.0.0.5, and a connection
+		// to 0.0.0.0 reaches a listener on 127.0.0.1.
+		if r.Port() == port && (r.Addr().IsUnspecified() || ip.IsUnspecified() || r.Addr().WithZone("").Unmap() == ip) {
 			return deny(Network, resource, LayerRequest, ErrReservedAddress, "packs' own listening address "+r.String()+": no pack reaches it, whatever it was granted")
 		}
 	}

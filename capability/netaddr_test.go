@@ -183,7 +183,7 @@ func TestDialResolvedName(t *testing.T) {
 // whatever the grant, on the exact address or, for an unspecified one, on
 // every address with that port.
 func TestDialReserved(t *testing.T) {
-	g := hostGrant(t, nil, "localhost:*", "127.0.0.0/8:*", "[::1]:*", "*:*")
+	g := hostGrant(t, nil, "localhost:*", "127.0.0.0/8:*", "[::1]:*", "0.0.0.0:*", "[::]:*", "*:*")
 	web := netip.MustParseAddrPort("127.0.0.1:7777")
 	mcp := netip.MustParseAddrPort("[::]:8888")
 	cases := []struct {
@@ -200,6 +200,9 @@ func TestDialReserved(t *testing.T) {
 		{"127.0.0.1", "127.0.0.1:8888", false},
 		{"evil.example", "93.184.216.34:8888", false},
 		{"evil.example", "93.184.216.34:443", true},
+		{"0.0.0.0", "0.0.0.0:7777", false},
+		{"::", "[::]:7777", false},
+		{"evil.example", "0.0.0.0:7777", false},
 	}
 	for _, tc := range cases {
 		d := g.Dial(tc.host, netip.MustParseAddrPort(tc.addr), web, mcp)

@@ -34,7 +34,7 @@ type HostPattern struct {
 	ports  portSet
 }
 
-// portSet is the ports a pattern allows: DefaultPorts (the zero value), one
+// portSet is the ports a pattern allows: 80 and 443 (the zero value), one
 // port, or every port.
 type portSet struct {
 	port uint16
@@ -46,7 +46,7 @@ func (s portSet) has(p uint16) bool {
 	case s.any:
 		return true
 	case s.port == 0:
-		return p == DefaultPorts[0] || p == DefaultPorts[1]
+		return p == portHTTP || p == portHTTPS
 	}
 	return p == s.port
 }
