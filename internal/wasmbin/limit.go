@@ -163,18 +163,26 @@ func (m *Module) limitStack(wasm []byte, units uint32, repl map[byte][]byte) ([]
 	if uint64(importedFuncs)+2*uint64(n)+1 > 1<<27 {
 		return nil, malformed("%d functions: too many to limit the stack", n)
 	}
-	bodies, costs, err := readCode(wasm[cs.Body:cs.End], types, params)
+	var definedGlobals uint32
+	gs, hasGlobals := m.Section(SectionGlobal)
+	if hasGlobals {
+		r := reader{b: wasm[gs.Body:gs.End]}
+		if definedGlobals = r.u32(); r.err != nil {
+			return nil, malformed("global section: %v", r.err)
+		}
+	}
+	c := refs{funcs: importedFuncs + n, globals: importedGlobals + definedGlobals}
+	if err := c.check(m, wasm); err != nil {
+		return nil, err
+	}
+	bodies, costs, err := readCode(wasm[cs.Body:cs.End], types, params, c)
 	if err != nil {
 		return nil, err
 	}
-	depth := importedGlobals
-	if gs, ok := m.Section(SectionGlobal); ok {
+	depth := importedGlobals + definedGlobals
+	if hasGlobals {
 		r := reader{b: wasm[gs.Body:gs.End]}
 		defined := r.u32()
-		if r.err != nil {
-			return nil, malformed("global section: %v", r.err)
-		}
-		depth += defined
 		// One mutable i32 more, starting at 0.
 		g := append(AppendU32(nil, defined+1), wasm[gs.Body+r.i:gs.End]...)
 		repl[SectionGlobal] = append(g, 0x7f, 0x01, 0x41, 0x00, 0x0b)
@@ -234,8 +242,9 @@ func readTypes(b []byte) ([]uint32, uint32, error) {
 }
 
 // readCode returns each function's entry (locals and expression, without
-// the size) and its frameCost.
-func readCode(b []byte, types, params []uint32) ([][]byte, []uint32, error) {
+// the size) and its frameCost, after checking the indices the expression
+// names (refs).
+func readCode(b []byte, types, params []uint32, c refs) ([][]byte, []uint32, error) {
 	r := reader{b: b}
 	n := r.u32()
 	if r.err != nil || n != uint32(len(types)) {
@@ -255,6 +264,10 @@ func readCode(b []byte, types, params []uint32) ([][]byte, []uint32, error) {
 		for k, groups := uint32(0), br.u32(); k < groups && br.err == nil; k++ {
 			locals += uint64(br.u32())
 			br.valType()
+		}
+		c.expr(&br)
+		if br.err == nil && br.i != len(body) {
+			br.fail("%d stray bytes", len(body)-br.i)
 		}
 		if br.err != nil {
 			return nil, nil, malformed("code section: body %d: %v", i, br.err)

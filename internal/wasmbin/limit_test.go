@@ -185,3 +185,48 @@ func FuzzLimit(f *testing.F) {
 		}
 	})
 }
+
+// TestLimitRefusesNewIndices: a module that names a function or global
+// beyond its own would name the moved bodies or the stack counter after the
+// rewrite, and get past the stack limit; Limit refuses it (wazero would
+// have refused the original).
+func TestLimitRefusesNewIndices(t *testing.T) {
+	fn := func(body ...byte) []byte {
+		code := append([]byte{0}, body...) // no locals
+		return module(
+			section(1, 1, 0x60, 0, 0),
+			section(3, 1, 0),
+			section(SectionExport, append(AppendName([]byte{1}, "run"), KindFunc, 0)...),
+			section(10, append(AppendU32([]byte{1}, uint32(len(code))), code...)...),
+		)
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		ok   bool
+	}{
+		{name: "calls itself", in: fn(0x10, 0, 0x0b), ok: true},
+		{name: "calls its moved body", in: fn(0x10, 1, 0x0b)},
+		{name: "calls the stack limit", in: fn(0x10, 2, 0x0b)},
+		{name: "sets the stack counter", in: fn(0x41, 0, 0x24, 0, 0x0b)},
+		{name: "takes a reference to its moved body", in: fn(0xd2, 1, 0x1a, 0x0b)},
+		{name: "an unknown opcode", in: fn(0x12, 0, 0x0b)},
+		{name: "nested blocks and a br_table", in: fn(0x02, 0x40, 0x41, 0, 0x0e, 1, 0, 0, 0x0b, 0x0b), ok: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Limit(c.in, limits)
+			if (err == nil) != c.ok {
+				t.Fatalf("Limit: %v, want ok=%v", err, c.ok)
+			}
+			if err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Limit: %v, want ErrMalformed", err)
+			}
+			if c.ok {
+				if err := compiles(c.in); err != nil {
+					t.Fatalf("the case itself is invalid: %v", err)
+				}
+			}
+		})
+	}
+}
