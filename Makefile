@@ -7,13 +7,19 @@ BIN      ?= bin/packs
 FUZZTIME ?= 30s
 # Minimizing each new input may take the whole FUZZTIME with the default 60s.
 FUZZMINIMIZETIME ?= 5s
+# VERSION is what packs --version prints and MCP clients are told.
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 
-.PHONY: build deps test bench examples run fuzz lint
+.PHONY: build deps test bench examples run fuzz lint man
 
-## build: the packs binary in bin/
+## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
-	$(GO) build -o $(BIN) ./cmd/packs
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/packs
+
+## man: regenerate the man pages in docs/man from the commands' help
+man:
+	$(GO) run ./cmd/packs man docs/man
 
 ## deps: install missing Debian packages (Rust to WASM, wabt, binaryen); `make test` adds the test-only ones
 deps:

@@ -1,17 +1,42 @@
 #!/usr/bin/env bash
-# demo.sh: what `make run` runs. It builds bin/packs and the example packs,
-# installs every pack under wasm-examples/ into .demo/home, and starts the
-# web app (packs serve). Extra arguments go to packs serve, e.g.
+# demo.sh: what `make run` runs. It builds bin/packs (static) and the example
+# packs, installs every pack under wasm-examples/ into .demo/home, and starts
+# the web app (packs serve). Extra arguments go to packs serve, e.g.
 #   scripts/demo.sh --provider openai --base-url http://localhost:11434/v1 --model llama3.2
 # Without a model the app says how to set one; tools still run by hand.
+# Each step says what it does and how long it took: the first run installs
+# Debian packages and compiles Rust and Go to WebAssembly, which takes minutes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 HOME_DIR=${PACKS_DEMO_HOME:-.demo/home}
+STEPS=5
+step_no=0
+step_start=$SECONDS
 
-"$GO" build -o bin/packs ./cmd/packs
-make examples
+# step N TEXT: announce the next step, after the time the last one took.
+step() {
+	finish_step
+	step_no=$((step_no + 1))
+	step_start=$SECONDS
+	echo "demo: [$step_no/$STEPS] $*" >&2
+}
+
+finish_step() {
+	if [ "$step_no" -gt 0 ]; then
+		echo "demo:       done in $((SECONDS - step_start)) s" >&2
+	fi
+}
+
+step "checking the Debian packages the examples need (scripts/deps.sh; minutes the first time)…"
+scripts/deps.sh
+
+step "building bin/packs (static, CGO_ENABLED=0)…"
+make --no-print-directory build GO="$GO"
+
+step "building the example packs' WebAssembly tools (Rust and Go; minutes the first time)…"
+make --no-print-directory -C wasm-examples
 
 # Grants: each pack gets what it needs for the demo, nothing more. A pack
 # not listed here is installed with nothing granted.
@@ -23,12 +48,34 @@ grant_for() {
 	esac
 }
 
+step "installing the example packs into $HOME_DIR (each module is compiled once, then cached)…"
 mkdir -p "$HOME_DIR"
 for dir in wasm-examples/*/; do
 	[ -f "$dir/SKILL.md" ] || continue
 	name=$(basename "$dir")
 	bin/packs --home "$HOME_DIR" add "$dir" --yes --grant "$(grant_for "$name")" >/dev/null
-	echo "demo: installed $name (granted: $(grant_for "$name"))"
+	echo "demo:       installed $name (granted: $(grant_for "$name"))" >&2
 done
 
+# The address packs serve listens on: its --addr, else its default.
+addr=127.0.0.1:7777
+args=("$@")
+for i in "${!args[@]}"; do
+	case "${args[$i]}" in
+	--addr=*) addr=${args[$i]#--addr=} ;;
+	--addr) addr=${args[$((i + 1))]:-$addr} ;;
+	esac
+done
+case "$addr" in :*) addr=127.0.0.1$addr ;; esac
+
+abs_home=$(cd "$HOME_DIR" && pwd)
+step "starting the web app…"
+cat >&2 <<EOF
+
+demo: open http://$addr/ in a browser (Ctrl-C here stops it).
+demo: from another terminal, use the same packs with the demo home:
+demo:   PACKS_HOME=$abs_home bin/packs list
+demo:   PACKS_HOME=$abs_home bin/packs run json-tools query --yes --input '{"data":{"a":1},"path":".a"}'
+demo:   PACKS_HOME=$abs_home bin/packs audit
+EOF
 exec bin/packs --home "$HOME_DIR" serve "$@"

@@ -1,24 +1,30 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 func (c *cli) addCommand() *cobra.Command {
 	var grantFlag string
-	var yes bool
+	var yes, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes]",
+		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json]",
 		Short: "Install a pack from a folder or a .tar.gz",
 		Long: `add installs a pack from a folder or a local .tar.gz/.tgz archive. It
 validates the pack (and refuses it when there are errors, or when the
@@ -28,11 +34,26 @@ atomically and records it in packs.lock.
 --grant decides which requested capabilities are granted: "all", "none", or
 a comma-separated list in the syntax of packs grant, such as
 "network,env_read" or "network=api.example.com,env_read" (only that host).
-Without --grant, a person at a terminal is asked about each capability;
-without a terminal nothing is granted. Capabilities the enterprise policy
-pre-approves are shown as such and not asked about. --yes skips the
-questions (and grants only what --grant says): it approves the install,
-never a capability.`,
+Without --grant, a person at a terminal is asked about each capability.
+Capabilities the enterprise policy pre-approves are shown as such and not
+asked about. --yes skips the questions (and grants only what --grant says):
+it approves the install, never a capability. Without a terminal (stdin or
+stderr is not one, as in scripts and CI) nobody can answer: pass --yes or
+--grant, or add refuses (exit 2).
+
+Compiling the pack's WebAssembly modules is reported on stderr as it goes.
+
+--json prints one JSON object on stdout, and what the pack asks for goes to
+stderr instead:
+
+  {"name": "web-fetch", "version": "0.1.0", "source": "file:///...",
+   "integrity": "sha256:...", "tools": ["fetch", "html_to_markdown"],
+   "requested": [{"capability": "network", "resources": ["docs.rs", ...],
+                  "granted": true, "granted_resources": []}],
+   "granted": ["network"], "pre_approved": [], "not_granted": []}
+
+granted lists the capabilities the person granted, pre_approved those the
+enterprise policy grants, not_granted the requested ones neither grants.`,
 		Args: nargs(1, 1, "one SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -68,7 +89,14 @@ never a capability.`,
 			if err != nil {
 				return err
 			}
-			showRequest(c.stdout, st, req, pre, a.Policy.Source())
+			shown := c.stdout
+			if asJSON {
+				shown = c.stderr
+			}
+			showRequest(shown, st, req, pre, a.Policy.Source())
+			if !c.interactive && !yes && grantFlag == "" {
+				return usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
+			}
 			if grantFlag == "" && c.interactive && !yes {
 				if grants, err = c.askGrants(req, pre); err != nil {
 					return err
@@ -83,10 +111,21 @@ never a capability.`,
 					return errors.New("add: not installed: you declined")
 				}
 			}
-			a.Installed = append(a.Installed, precompileHook(a), grantsHook(a, grants))
+			a.Installed = append(a.Installed, compileHook(a, c.stderr), grantsHook(a, grants))
 			e, err := a.InstallGrants(ctx, st, grants)
 			if err != nil {
 				return err
+			}
+			var denied []capability.Name
+			for _, n := range e.Requested() {
+				if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
+					denied = append(denied, n)
+				}
+			}
+			if asJSON {
+				res := addResult{packJSON: toJSON(app.InstalledPack{Entry: e, Status: app.StatusOK, Pack: st.Pack}),
+					PreApproved: capStrings(pre), NotGranted: capStrings(denied)}
+				return writeJSON(c.stdout, res)
 			}
 			fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
 			if len(grants) > 0 {
@@ -99,12 +138,6 @@ never a capability.`,
 			if len(pre) > 0 {
 				fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), capNames(pre))
 			}
-			var denied []capability.Name
-			for _, n := range e.Requested() {
-				if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
-					denied = append(denied, n)
-				}
-			}
 			if len(denied) > 0 {
 				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
 			}
@@ -113,7 +146,98 @@ never a capability.`,
 	}
 	cmd.Flags().StringVar(&grantFlag, "grant", "", `capabilities to grant: "all", "none" or CAP[=RES,...],... as in packs grant`)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking (grants only what --grant says)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
 	return cmd
+}
+
+// addResult is packs add --json: the installed pack as list --json shows
+// it, and how each requested capability ended up.
+type addResult struct {
+	packJSON
+	PreApproved []string `json:"pre_approved"` // granted by the enterprise policy
+	NotGranted  []string `json:"not_granted"`  // requested, granted by nobody
+}
+
+// compileHook is packs add's App.Installed hook: precompileHook's work, one
+// module at a time, with progress on w. Compiling a large module (web-fetch,
+// a Go guest) takes seconds.
+func compileHook(a *app.App, w io.Writer) func(context.Context, packs.LockEntry) error {
+	return func(ctx context.Context, e packs.LockEntry) error {
+		dir, err := a.Home.PackDir(e.Name)
+		if err != nil {
+			return err
+		}
+		p, err := packs.Load(dir, packs.LoadOptions{})
+		if err != nil {
+			return err
+		}
+		var modules []string
+		byModule := map[string][]*packs.Tool{}
+		for _, t := range p.Tools {
+			if t.Run.Wasm == "" {
+				continue
+			}
+			if byModule[t.Run.Wasm] == nil {
+				modules = append(modules, t.Run.Wasm)
+			}
+			byModule[t.Run.Wasm] = append(byModule[t.Run.Wasm], t)
+		}
+		if len(modules) == 0 {
+			return nil
+		}
+		rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1})
+		if err != nil {
+			return err
+		}
+		defer rt.Close(context.WithoutCancel(ctx))
+		for _, m := range modules {
+			size := "?"
+			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(m))); err == nil {
+				size = byteSize(fi.Size())
+			}
+			fmt.Fprintf(w, "compiling %s (%s)…\n", m, size)
+			start := time.Now()
+			one := *p
+			one.Tools = byModule[m]
+			if err := rt.Precompile(ctx, &one); err != nil {
+				a.Logger.Warn("packs add: installed, but a module does not compile: its tools will fail", "pack", e.Name, "err", err)
+				continue
+			}
+			fmt.Fprintf(w, "compiled %s in %s\n", m, roundDuration(time.Since(start)))
+		}
+		return nil
+	}
+}
+
+// byteSize renders n bytes as "812 B", "3.4 kB" or "3.4 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1000/1000)
+}
+
+// roundDuration keeps three significant digits or so: 7.12s, 312ms, 45µs.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+// capStrings is capability names as strings, never nil.
+func capStrings(ns []capability.Name) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
 }
 
 // blockReason says which list of the policy blocks ref: its name or its

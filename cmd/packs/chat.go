@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/chat/terminal"
 	"github.com/packs-run/packs/internal/llm"
@@ -25,10 +28,11 @@ func (c *cli) chatCommand() *cobra.Command {
 		attach  []string
 		message string
 		yes     bool
+		asJSON  bool
 		chatID  string
 	)
 	cmd := &cobra.Command{
-		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT] [--yes] [--chat ID]",
+		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT [--yes] [--json]] [--chat ID]",
 		Short: "Chat with a model that uses the attached packs, one approved step at a time",
 		Long: `packs chat talks to a model (OpenAI-compatible Chat Completions, by default a
 local Ollama at ` + llm.DefaultOpenAIBaseURL + `, or Anthropic Messages). The model
@@ -39,6 +43,20 @@ running tool or reply; at the prompt it leaves, and --chat ID resumes.
 
 With --message, one turn runs without a terminal: the reply and each tool
 call with its decision are printed, and --yes approves this turn's calls.
+With --json as well, stdout is one JSON object instead:
+
+  {"chat": "chat_...", "reply": "the model's text", "steps": 3,
+   "calls": [{"name": "web-fetch__fetch", "pack": "web-fetch",
+              "arguments": {...}, "approved": true, "approver": "--yes",
+              "remembered": false, "reason": "", "result": {...},
+              "is_error": false, "error_kind": "", "artifacts": [],
+              "duration_ms": 41.2}],
+   "notices": []}
+
+result is what the model was sent: the tool's JSON result, or
+{"error": {"kind": ..., "message": ...}}; reason says why a call was
+refused; artifacts are files the call left in the workspace ({"path",
+"type", "mime", "size_bytes"}). --chat ID resumes that chat.
 
 Settings come from flags, then PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL,
 then the [llm] table of <home>/config.toml (provider, base_url, model,
@@ -48,7 +66,10 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if yes && message == "" {
-				return usageError("packs chat: --yes goes with --message; at the terminal you approve each call")
+				return usageError("chat: --yes goes with --message; at the terminal you approve each call")
+			}
+			if asJSON && message == "" {
+				return usageError("chat: --json goes with --message: the interactive chat prints text")
 			}
 			ctx := cmd.Context()
 			a, deps, closeSession, err := c.openSession(ctx)
@@ -71,6 +92,9 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 				}
 				return err
 			}
+			if asJSON {
+				return c.chatOnceJSON(ctx, s, message, provider, cfg.NoTools, yes)
+			}
 			if message != "" {
 				return terminal.Once(ctx, s, message, terminal.OnceOptions{Out: c.stdout, Err: c.stderr, Provider: provider, NoTools: cfg.NoTools, Yes: yes})
 			}
@@ -88,8 +112,80 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 	f.StringArrayVar(&attach, "attach", nil, "attach an installed pack to the chat; repeatable")
 	f.StringVar(&message, "message", "", "run one turn with this message without a terminal, print the reply and each tool call, and exit")
 	f.BoolVar(&yes, "yes", false, "with --message: approve this turn's tool calls")
+	f.BoolVar(&asJSON, "json", false, "with --message: print the turn as one JSON object (see above)")
 	f.StringVar(&chatID, "chat", "", "resume the chat with this id")
 	return cmd
+}
+
+// chatResult is packs chat --message --json: one turn.
+type chatResult struct {
+	Chat    string     `json:"chat"`
+	Reply   string     `json:"reply"`
+	Steps   int        `json:"steps"`
+	Calls   []chatCall `json:"calls"`
+	Notices []string   `json:"notices"`
+}
+
+// chatCall is one tool call of the turn and its outcome.
+type chatCall struct {
+	Name       string          `json:"name"`
+	Pack       string          `json:"pack"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Approved   bool            `json:"approved"`
+	Approver   string          `json:"approver"`
+	Remembered bool            `json:"remembered"`
+	Reason     string          `json:"reason"`
+	Result     json.RawMessage `json:"result"`
+	IsError    bool            `json:"is_error"`
+	ErrorKind  string          `json:"error_kind"`
+	Artifacts  []chat.Artifact `json:"artifacts"`
+	DurationMS float64         `json:"duration_ms"`
+}
+
+// noticeList collects a turn's notices for chatResult.
+type noticeList struct{ notices []string }
+
+func (n *noticeList) Text(string)                                {}
+func (n *noticeList) ToolStart(llm.ToolCall, context.CancelFunc) {}
+func (n *noticeList) ToolDone(chat.ToolResult)                   {}
+func (n *noticeList) Notice(msg string)                          { n.notices = append(n.notices, msg) }
+
+// chatOnceJSON runs one turn without a terminal, like terminal.Once, and
+// prints it as a chatResult.
+func (c *cli) chatOnceJSON(ctx context.Context, s *chat.Session, message string, provider llm.Provider, noTools, yes bool) error {
+	var approver capability.Approver
+	if yes {
+		approver = terminal.Yes{}
+	}
+	obs := &noticeList{notices: []string{}}
+	reply, err := s.Send(ctx, provider, message, chat.TurnOptions{Approver: approver, Observer: obs, NoTools: noTools})
+	if err != nil {
+		return fmt.Errorf("chat %s (resume with --chat %s): %w", s.ID(), s.ID(), err)
+	}
+	res := chatResult{Chat: s.ID(), Reply: reply.Text, Steps: reply.Steps, Calls: []chatCall{}, Notices: obs.notices}
+	for _, r := range reply.Calls {
+		call := chatCall{
+			Name: r.Name, Pack: r.Pack, Arguments: jsonOrString(string(r.Arguments)),
+			Approved: r.Decision.Approved, Approver: r.Decision.Approver, Remembered: r.Decision.Remembered, Reason: r.Decision.Reason,
+			Result: jsonOrString(r.Content), IsError: r.IsError, ErrorKind: r.ErrorKind,
+			Artifacts: append([]chat.Artifact{}, r.Artifacts...), DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		}
+		res.Calls = append(res.Calls, call)
+	}
+	return writeJSON(c.stdout, res)
+}
+
+// jsonOrString is s itself when it is JSON, else s as a JSON string (a
+// model may send arguments that do not parse).
+func jsonOrString(s string) json.RawMessage {
+	if s == "" {
+		return json.RawMessage("null")
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
 }
 
 // interactiveSignals takes Ctrl-C away from the program-wide handler: in

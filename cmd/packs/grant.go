@@ -17,8 +17,9 @@ import (
 
 func (c *cli) grantCommand() *cobra.Command {
 	var scope, chat string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "grant PACK CAP[=SCOPE|=RES,...]... [--scope once|chat|persistent] [--chat ID]",
+		Use:   "grant PACK CAP[=SCOPE|=RES,...]... [--scope once|chat|persistent] [--chat ID] [--json]",
 		Short: "Grant capabilities to an installed pack",
 		Long: `grant records what you allow a pack to do. Each argument names one capability
 the pack asks for, optionally with a scope or a narrower set of resources:
@@ -31,7 +32,18 @@ the pack asks for, optionally with a scope or a narrower set of resources:
 Scopes: once (the next call only), chat (one chat), persistent (until
 revoked, the default; --scope sets it for every argument). A grant never
 widens what the pack asks for, and the enterprise policy always caps it:
-the command shows what the pack ends up with.`,
+the command shows what the pack ends up with.
+
+--json prints one JSON object:
+
+  {"pack": "web-fetch", "chat": "chat_...",
+   "granted": [{"capability": "network", "scope": "persistent",
+                "resources": ["docs.rs"]}],
+   "notes": ["network is still not held: ..."]}
+
+chat is there for a chat grant only; resources is empty for a grant of
+everything the pack asks for; notes says which granted capabilities a call
+still would not hold, and why (the policy, for one).`,
 		Args: nargs(2, -1, "a PACK and at least one CAP"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			def, err := capability.ParseScope(scope)
@@ -63,11 +75,15 @@ the command shows what the pack ends up with.`,
 				}
 				grants = append(grants, u)
 			}
+			res := grantResult{Pack: p.Name, Chat: chat, Granted: []grantJSON{}, Notes: []string{}}
 			for _, u := range grants {
 				if err := a.DB.PutGrant(ctx, p.Name, chat, u); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
+				res.Granted = append(res.Granted, grantJSON{Capability: string(u.Capability), Scope: string(u.Scope), Resources: append([]string{}, u.Resources...)})
+				if !asJSON {
+					fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
+				}
 			}
 			if _, err := a.MirrorGrants(ctx, p.Name); err != nil {
 				return err
@@ -84,25 +100,70 @@ the command shows what the pack ends up with.`,
 			for _, cr := range rep.Capabilities {
 				for _, u := range grants {
 					if u.Capability == cr.Capability && !cr.Held() {
-						fmt.Fprintf(c.stdout, "note: %s is still not held: %v\n", cr.Capability, cr.Err)
+						res.Notes = append(res.Notes, fmt.Sprintf("%s is still not held: %v", cr.Capability, cr.Err))
 					}
 				}
+			}
+			if asJSON {
+				return writeJSON(c.stdout, res)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(c.stdout, "note: %s\n", n)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", string(capability.ScopePersistent), "scope of every grant without its own: once, chat or persistent")
 	cmd.Flags().StringVar(&chat, "chat", "", "the chat a chat (or once) grant belongs to")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
 	return cmd
 }
 
+// grantResult is packs grant --json.
+type grantResult struct {
+	Pack    string      `json:"pack"`
+	Chat    string      `json:"chat,omitempty"`
+	Granted []grantJSON `json:"granted"`
+	Notes   []string    `json:"notes"`
+}
+
+// grantJSON is one grant made.
+type grantJSON struct {
+	Capability string   `json:"capability"`
+	Scope      string   `json:"scope"`
+	Resources  []string `json:"resources"`
+}
+
+// revokeResult is packs revoke --json.
+type revokeResult struct {
+	Pack    string        `json:"pack"`
+	Revoked []revokedJSON `json:"revoked"`
+	Notes   []string      `json:"notes"`
+}
+
+// revokedJSON is one capability revoked and how many live grants of it
+// were withdrawn.
+type revokedJSON struct {
+	Capability string `json:"capability"`
+	Withdrawn  int64  `json:"withdrawn"`
+}
+
 func (c *cli) revokeCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "revoke PACK CAP...",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "revoke PACK CAP... [--json]",
 		Short: "Withdraw capabilities from a pack",
 		Long: `revoke withdraws every grant of each named capability from the pack, in every
 scope and chat. A revoked capability stays withheld even when the enterprise
-policy pre-approves it, until you grant it again.`,
+policy pre-approves it, until you grant it again.
+
+--json prints one JSON object:
+
+  {"pack": "web-fetch", "revoked": [{"capability": "network", "withdrawn": 1}],
+   "notes": []}
+
+withdrawn counts the live grants withdrawn (0: there were none); notes says
+when the pack's lock entry could not follow (a modified pack).`,
 		Args: nargs(2, -1, "a PACK and at least one CAP"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var names []capability.Name
@@ -119,12 +180,16 @@ policy pre-approves it, until you grant it again.`,
 				return err
 			}
 			defer a.Close()
+			res := revokeResult{Pack: args[0], Revoked: []revokedJSON{}, Notes: []string{}}
 			for _, n := range names {
 				k, err := a.DB.RevokeGrant(ctx, args[0], n)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.stdout, "revoked %s from %s (%s withdrawn)\n", n, args[0], plural(int(k), "live grant"))
+				res.Revoked = append(res.Revoked, revokedJSON{Capability: string(n), Withdrawn: k})
+				if !asJSON {
+					fmt.Fprintf(c.stdout, "revoked %s from %s (%s withdrawn)\n", n, args[0], plural(int(k), "live grant"))
+				}
 			}
 			// packs.db, where every check reads grants, is revoked; the
 			// lock entry follows. A pack that is not installed has none,
@@ -133,13 +198,21 @@ policy pre-approves it, until you grant it again.`,
 			switch {
 			case errors.Is(err, packs.ErrNotInstalled):
 			case errors.Is(err, packs.ErrModified):
-				fmt.Fprintf(c.stdout, "note: %v\n", err)
+				res.Notes = append(res.Notes, err.Error())
 			case err != nil:
 				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, res)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(c.stdout, "note: %s\n", n)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
+	return cmd
 }
 
 func (c *cli) capabilitiesCommand() *cobra.Command {

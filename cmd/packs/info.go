@@ -22,9 +22,12 @@ integrity and status, its tools with their descriptions, and each capability
 it asks for next to whether it was granted.`,
 		Args: nargs(1, 1, "one pack NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.open(cmd.Context())
+			a, err := c.openExisting(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if a == nil {
+				return fmt.Errorf("%w: %s: see packs list, or install it with packs add", packs.ErrNotInstalled, args[0])
 			}
 			defer a.Close()
 			ip, err := a.Pack(cmd.Context(), args[0])

@@ -38,14 +38,16 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			a, err := c.openExisting(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			list, err := a.Packs(ctx)
-			if err != nil {
-				return err
+			var list []app.InstalledPack
+			if a != nil {
+				defer a.Close()
+				if list, err = a.Packs(ctx); err != nil {
+					return err
+				}
 			}
 			out := make([]packJSON, len(list))
 			for i, ip := range list {

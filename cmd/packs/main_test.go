@@ -227,7 +227,7 @@ func TestAddListInfoRemove(t *testing.T) {
 			t.Errorf("add output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	withHome(t, home, "add", fixture).mustCode(t, 0)
+	withHome(t, home, "add", fixture, "--yes").mustCode(t, 0)
 
 	list := withHome(t, home, "list").mustCode(t, 0)
 	lines := strings.Split(strings.TrimSpace(list.stdout), "\n")
@@ -282,7 +282,7 @@ func TestAddListInfoRemove(t *testing.T) {
 
 func TestAddUpgradeKeepsOneEntry(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	withHome(t, home, "add", weatherPack(t, "1.0.0")).mustCode(t, 0)
+	withHome(t, home, "add", weatherPack(t, "1.0.0"), "--yes").mustCode(t, 0)
 	withHome(t, home, "add", weatherPack(t, "2.0.0"), "--grant", "all").mustCode(t, 0)
 	got := listJSON(t, home)
 	if len(got) != 1 || got[0].Version != "2.0.0" || !slices.Equal(got[0].Granted, []string{"network", "env_read"}) {
@@ -429,8 +429,8 @@ func TestAddPrompts(t *testing.T) {
 
 func TestListShowsModified(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	withHome(t, home, "add", weatherPack(t, "1.0.0")).mustCode(t, 0)
-	withHome(t, home, "add", fixture).mustCode(t, 0)
+	withHome(t, home, "add", weatherPack(t, "1.0.0"), "--yes").mustCode(t, 0)
+	withHome(t, home, "add", fixture, "--yes").mustCode(t, 0)
 	installed := filepath.Join(home, "packs", "weather")
 	writeFiles(t, installed, map[string]string{"SKILL.md": "---\nname: weather\ndescription: Now does something else.\n---\nbody\n"})
 
@@ -493,12 +493,16 @@ func TestCommandLine(t *testing.T) {
 func TestHomeFromEnvironment(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "from-env")
 	t.Setenv("PACKS_HOME", home)
-	packsCLI(t, "add", weatherPack(t, "1.0.0")).mustCode(t, 0)
+	packsCLI(t, "add", weatherPack(t, "1.0.0"), "--yes").mustCode(t, 0)
 	if _, err := os.Stat(filepath.Join(home, "packs.lock")); err != nil {
 		t.Fatalf("PACKS_HOME not used: %v", err)
 	}
 	other := filepath.Join(t.TempDir(), "from-flag")
 	if got := listJSON(t, other); len(got) != 0 {
+		t.Errorf("--home did not win over PACKS_HOME: %+v", got)
+	}
+	withHome(t, other, "add", fixture, "--yes").mustCode(t, 0)
+	if got := listJSON(t, other); len(got) != 1 {
 		t.Errorf("--home did not win over PACKS_HOME: %+v", got)
 	}
 	fi, err := os.Stat(other)

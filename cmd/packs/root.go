@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/packs"
 )
@@ -41,6 +45,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),
 		c.policyCommand(),
 		c.auditCommand(),
+		c.manCommand(),
 	}
 }
 
@@ -56,14 +61,21 @@ type cli struct {
 	policy string // --policy
 }
 
-// run executes the packs command line args and returns the exit code.
+// run executes the packs command line args, with os.Stdin as its input,
+// and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runIO(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// runIO is run with stdin given: a person can answer prompts only when both
+// stdin and stderr are terminals.
+func runIO(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	c := &cli{
-		stdin:       bufio.NewReader(os.Stdin),
+		stdin:       bufio.NewReader(stdin),
 		stdout:      stdout,
 		stderr:      stderr,
 		getenv:      os.Getenv,
-		interactive: isTerminal(os.Stdin) && isTerminal(stderr),
+		interactive: isTerminal(stdin) && isTerminal(stderr),
 	}
 	return c.run(ctx, args)
 }
@@ -71,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func (c *cli) run(ctx context.Context, args []string) int {
 	root := c.rootCommand()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -81,12 +93,37 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		if !strings.HasPrefix(msg, "packs: ") {
-			msg = "packs: " + msg
-		}
-		fmt.Fprintln(c.stderr, msg)
+		fmt.Fprintln(c.stderr, errorLine(root, msg)+portHint(cmd, err))
 	}
 	return code
+}
+
+// errorLine is msg with one "packs: " in front: a message that already
+// starts with it, or with a command path ("packs validate: ..."), gets no
+// second one.
+func errorLine(root *cobra.Command, msg string) string {
+	msg = strings.TrimPrefix(msg, "packs: ")
+	if rest, ok := strings.CutPrefix(msg, "packs "); ok {
+		name, _, _ := strings.Cut(rest, ":")
+		name, _, _ = strings.Cut(name, " ")
+		if sub, _, err := root.Find([]string{name}); err == nil && sub != root {
+			msg = rest
+		}
+	}
+	return "packs: " + msg
+}
+
+// addrFlags name, per command, the flag that chooses where it listens.
+var addrFlags = map[string]string{"serve": "--addr", "mcp": "--http"}
+
+// portHint is the advice for a command that could not listen because the
+// port is taken: the flag that picks another.
+func portHint(cmd *cobra.Command, err error) string {
+	flag, ok := addrFlags[cmd.Name()]
+	if !ok || !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	return fmt.Sprintf(": the port is in use (another packs %s?): stop that one, or choose another port with %s HOST:PORT", cmd.Name(), flag)
 }
 
 func (c *cli) rootCommand() *cobra.Command {
@@ -107,10 +144,11 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 			cmd.Help()
 			return usageError("")
 		},
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(versionText())
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetIn(c.stdin)
@@ -131,12 +169,33 @@ func (c *cli) open(ctx context.Context) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy := c.policy
-	if policy == "" {
-		policy = c.getenv("PACKS_POLICY")
-	}
+	policy := c.policyPath()
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger})
+}
+
+// policyPath is the enterprise policy file from --policy or $PACKS_POLICY.
+func (c *cli) policyPath() string {
+	if c.policy != "" {
+		return c.policy
+	}
+	return c.getenv("PACKS_POLICY")
+}
+
+// openExisting is open for the commands that only read: when the state
+// directory does not exist yet it creates nothing and returns a nil App
+// (nothing is installed). The policy is still loaded: a malformed one stops
+// every command.
+func (c *cli) openExisting(ctx context.Context) (*app.App, error) {
+	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(home); errors.Is(err, fs.ErrNotExist) {
+		_, err := capability.FindPolicy(c.policyPath(), nil)
+		return nil, err
+	}
+	return c.open(ctx)
 }
 
 // exitError carries an exit code other than exitFailure.
@@ -168,14 +227,11 @@ func nargs(min, max int, what string) cobra.PositionalArgs {
 	}
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// isTerminal reports whether w is a terminal. A character device is not
+// enough: /dev/null is one, and nobody answers there.
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // ask prints a yes/no question to stderr and reads the answer from stdin.
