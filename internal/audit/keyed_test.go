@@ -80,6 +80,9 @@ func TestRewrittenHistoryIsDetected(t *testing.T) {
 			tamper(t, db, `DELETE FROM audit WHERE seq >= 8`)
 			recompute(t, db, 100) // only the head moves
 		}, 8, audit.Deleted},
+		{"empty the log, as a fresh packs.db would be", func(t *testing.T, db *store.DB) {
+			tamper(t, db, `DELETE FROM audit`, `DELETE FROM audit_head`, `DELETE FROM audit_key`)
+		}, 1, audit.Deleted},
 		{"cut the tail, repoint the head and the history of the last row", func(t *testing.T, db *store.DB) {
 			tamper(t, db, `DELETE FROM audit WHERE seq >= 9`, `UPDATE audit SET body = '{}' WHERE seq = 8`)
 			recompute(t, db, 8)
