@@ -13,7 +13,8 @@ import (
 )
 
 // mcpTokenEnv holds the bearer token for `packs mcp --http` when no
-// --token-file is given. A token is never a flag value: those show in ps.
+// --token-file is given; $PACKS_TOKEN is read next. A token is never a flag
+// value: those show in ps.
 const mcpTokenEnv = "PACKS_MCP_TOKEN"
 
 func (c *cli) mcpCommand() *cobra.Command {
@@ -33,8 +34,13 @@ enable_tools, then each enabled pack's tools as <pack>__<tool>; pack files as
 pack://<pack>/<path> resources; one prompt per pack. Every call is approved
 (through the client's elicitation form, or by the enterprise policy) and audited.
 
-Over HTTP the server listens on loopback unless ADDR names another host; then
-a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
+Over HTTP every request needs a bearer token, on loopback too: a tool
+allowed to reach 127.0.0.1 must not open its own session and approve its own
+calls. packs mcp makes a fresh token at each start and prints it; clients
+send "Authorization: Bearer TOKEN". To choose the token (a client's config
+keeps it across restarts), set $` + mcpTokenEnv + ` or $` + tokenEnv + `, pass
+--token-file FILE, or put it in <home>/token (mode 0600). The server listens
+on loopback unless ADDR names another host.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError("mcp: unexpected argument %q: packs mcp takes only flags (see packs mcp --help)", args[0])
@@ -59,7 +65,7 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 			if httpAddr == "" {
 				return srv.ServeStdio(ctx, c.stdin, c.stdout)
 			}
-			token, err := c.readToken(mcpTokenEnv, tokenFile)
+			token, err := c.serverToken(a.Home.Dir(), tokenFile, mcpTokenEnv, tokenEnv)
 			if err != nil {
 				return err
 			}
@@ -68,13 +74,14 @@ a bearer token is required (` + mcpTokenEnv + ` or --token-file).`,
 				return err
 			}
 			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(attach), h.URL())
+			fmt.Fprintf(c.stderr, "packs: clients must send the header \"Authorization: Bearer %s\"; for Claude Code: claude mcp add --transport http packs %s --header \"Authorization: Bearer %s\"\n", token, h.URL(), token)
 			return h.Serve(ctx)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on ADDR (host:port; a bare :port means 127.0.0.1), e.g. 127.0.0.1:7777")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this Host header (a name or IP, e.g. one a proxy forwards); repeatable")
-	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+")")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+" or $"+tokenEnv+", else <home>/token, else a fresh one)")
 	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -14,7 +15,7 @@ import (
 
 // serveTokenEnv holds the token for packs serve when no --token-file is
 // given. A token is never a flag value: those show in ps.
-const serveTokenEnv = "PACKS_SERVE_TOKEN"
+const serveTokenEnv = tokenEnv
 
 // howToConfigure is what the web app shows when no model is configured.
 const howToConfigure = `Set one, then restart packs serve: for a local Ollama, run "packs serve --provider openai --base-url http://localhost:11434/v1 --model llama3.2"; for Anthropic, export ANTHROPIC_API_KEY and run "packs serve --provider anthropic"; or put provider, base_url and model in the [llm] table of <home>/config.toml (PACKS_PROVIDER, PACKS_BASE_URL and PACKS_MODEL work too).`
@@ -34,11 +35,18 @@ a chat with any configured model, tool cards you approve with a click (Run,
 Deny, Always for this chat), the installed packs with what they ask for and
 hold, and the audit trail with chain verification. The JSON API is under /v1.
 
-It listens on loopback unless ADDR names another host; then a token is
-required (` + serveTokenEnv + ` or --token-file), and the printed address
-carries it once. The model comes from flags, PACKS_PROVIDER, PACKS_BASE_URL,
-PACKS_MODEL, or the [llm] table of <home>/config.toml, as for packs chat;
-without one, the app says how to set one and tools still run by hand.`,
+Every request to the API but GET /v1/status needs a token, on loopback too:
+a tool allowed to reach 127.0.0.1 must not change grants or approve calls.
+packs serve makes a fresh token at each start and prints the address with
+it (http://127.0.0.1:7777/?token=...); opening that address puts the token
+in a cookie and drops it from the address. Scripts send it as
+"Authorization: Bearer TOKEN". To choose the token, set $` + serveTokenEnv + `,
+pass --token-file FILE, or put it in <home>/token (mode 0600).
+
+It listens on loopback unless ADDR names another host. The model comes from
+flags, PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL, or the [llm] table of
+<home>/config.toml, as for packs chat; without one, the app says how to set
+one and tools still run by hand.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -52,7 +60,7 @@ without one, the app says how to set one and tools still run by hand.`,
 			if err != nil {
 				return err
 			}
-			token, err := c.readToken(serveTokenEnv, tokenFile)
+			token, err := c.serverToken(a.Home.Dir(), tokenFile, serveTokenEnv)
 			if err != nil {
 				return err
 			}
@@ -62,28 +70,25 @@ without one, the app says how to set one and tools still run by hand.`,
 				return err
 			}
 			ln, err := srv.Listen()
-			if errors.Is(err, web.ErrTokenRequired) || errors.Is(err, web.ErrBadAddr) {
+			if errors.Is(err, web.ErrBadAddr) {
 				return usageError("serve: %v", err)
 			}
 			if err != nil {
 				return err
 			}
-			url := "http://" + ln.Addr().String() + "/"
-			if token != "" {
-				url += "?token=" + token
-			}
+			page := "http://" + ln.Addr().String() + "/?token=" + url.QueryEscape(token)
 			what := "no model configured"
 			if model.Provider != nil {
 				what = "model " + model.Describe
 			}
-			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", url, what)
+			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page, what)
 			return srv.Serve(ctx, ln)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", web.DefaultAddr, "listen on ADDR (host:port; a bare :port means 127.0.0.1)")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also answer to this Host header (a name or IP a proxy forwards); repeatable")
-	f.StringVar(&tokenFile, "token-file", "", "file holding the token clients must send (default $"+serveTokenEnv+")")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the token clients must send (default $"+serveTokenEnv+", else <home>/token, else a fresh one)")
 	f.StringVar(&flags.Provider, "provider", "", "openai (Chat Completions: Ollama, llama.cpp, vLLM, OpenAI) or anthropic")
 	f.StringVar(&flags.BaseURL, "base-url", "", "the provider's base URL")
 	f.StringVar(&flags.Model, "model", "", "the model name")

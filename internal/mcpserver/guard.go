@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,9 +11,11 @@ import (
 	"github.com/packs-run/packs/internal/httpguard"
 )
 
-// ErrTokenRequired is returned when the HTTP transport would listen beyond
-// loopback without a bearer token.
-var ErrTokenRequired = errors.New("mcpserver: a bearer token is required to listen beyond loopback")
+// ErrTokenRequired is returned when the HTTP transport would listen
+// without a bearer token, or with one too weak (httpguard.CheckToken): on
+// loopback too, since a tool allowed to reach 127.0.0.1 would otherwise
+// open its own MCP session and approve its own calls.
+var ErrTokenRequired = errors.New("mcpserver: a bearer token is required")
 
 // ErrBadAddr is returned for an --http address or an allowed host that
 // cannot be parsed. It is httpguard.ErrBadAddr, which the shared guard
@@ -34,8 +35,8 @@ type HTTPConfig struct {
 	// that the server answers to, e.g. the name a reverse proxy forwards. The
 	// loopback names and the bound host are always allowed.
 	AllowedHosts []string
-	// Token, when set, is the bearer token every request must carry. It is
-	// required when Addr is not a loopback address.
+	// Token is the bearer token every request must carry. Required, on
+	// loopback too; httpguard.NewToken makes one.
 	Token string
 }
 
@@ -45,11 +46,9 @@ func (c HTTPConfig) listenAddr() (string, error) {
 }
 
 // guard puts the Host and Origin allowlist (DNS rebinding), then the
-// bearer check when token is set, in front of next.
+// bearer check, in front of next.
 func guard(hosts *httpguard.Hosts, next http.Handler, token string) http.Handler {
-	if token != "" {
-		next = auth.RequireBearerToken(staticToken(token), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
-	}
+	next = auth.RequireBearerToken(staticToken(token), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if reason := hosts.Check(r); reason != "" {
 			http.Error(w, "packs: forbidden: "+reason, http.StatusForbidden)
@@ -59,11 +58,11 @@ func guard(hosts *httpguard.Hosts, next http.Handler, token string) http.Handler
 	})
 }
 
-// staticToken verifies a bearer token against one secret, in constant time.
+// staticToken verifies a bearer token against one secret, in constant time
+// (httpguard.TokenMatches). An empty secret matches nothing.
 func staticToken(secret string) auth.TokenVerifier {
-	want := []byte(secret)
 	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if subtle.ConstantTimeCompare([]byte(token), want) != 1 {
+		if !httpguard.TokenMatches(token, secret) {
 			return nil, fmt.Errorf("%w: wrong bearer token", auth.ErrInvalidToken)
 		}
 		return &auth.TokenInfo{UserID: "bearer"}, nil

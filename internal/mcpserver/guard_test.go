@@ -27,6 +27,7 @@ func TestBearerToken(t *testing.T) {
 		{"prefix of the token", "Bearer s3cret", http.StatusUnauthorized},
 		{"no token", "", http.StatusUnauthorized},
 		{"basic auth", "Basic czNjcmV0LXRva2Vu", http.StatusUnauthorized},
+		{"token with a suffix", "Bearer s3cret-tokenx", http.StatusUnauthorized},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,18 +48,18 @@ func TestBearerToken(t *testing.T) {
 // malformed one stops Listen, an allowed name is answered.
 func TestListenAllowedHosts(t *testing.T) {
 	e := newEnv(t, "")
-	if _, err := e.srv.Listen(HTTPConfig{Addr: "127.0.0.1:0", AllowedHosts: []string{"http://x"}}); !errors.Is(err, ErrBadAddr) {
+	if _, err := e.srv.Listen(HTTPConfig{Addr: "127.0.0.1:0", AllowedHosts: []string{"http://x"}, Token: testToken}); !errors.Is(err, ErrBadAddr) {
 		t.Errorf("allowed host with a scheme: got %v, want ErrBadAddr", err)
 	}
-	if _, err := e.srv.Listen(HTTPConfig{Addr: "7777"}); !errors.Is(err, ErrBadAddr) {
+	if _, err := e.srv.Listen(HTTPConfig{Addr: "7777", Token: testToken}); !errors.Is(err, ErrBadAddr) {
 		t.Errorf("address without a port: got %v, want ErrBadAddr", err)
 	}
-	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", AllowedHosts: []string{"packs.corp.example"}})
+	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", AllowedHosts: []string{"packs.corp.example"}, Token: testToken})
 	port := h.URL()[strings.LastIndex(h.URL(), ":")+1 : strings.LastIndex(h.URL(), "/")]
-	if code, body := post(t, h.URL(), "packs.corp.example:"+port, "", ""); code != http.StatusOK {
+	if code, body := post(t, h.URL(), "packs.corp.example:"+port, "", "Bearer "+testToken); code != http.StatusOK {
 		t.Errorf("allowed host: got %d %s", code, body)
 	}
-	if code, _ := post(t, h.URL(), "other.corp.example:"+port, "", ""); code != http.StatusForbidden {
+	if code, _ := post(t, h.URL(), "other.corp.example:"+port, "", "Bearer "+testToken); code != http.StatusForbidden {
 		t.Errorf("other host: got %d, want 403", code)
 	}
 }

@@ -24,16 +24,15 @@ type HTTPServer struct {
 }
 
 // Listen binds cfg.Addr (loopback unless another host is named) and builds
-// the guarded handler. It refuses to listen beyond loopback without a
-// bearer token (ErrTokenRequired).
+// the guarded handler. It refuses to listen without a bearer token, on
+// loopback too (ErrTokenRequired).
 func (s *Server) Listen(cfg HTTPConfig) (*HTTPServer, error) {
 	addr, err := cfg.listenAddr()
 	if err != nil {
 		return nil, err
 	}
-	host, _, _ := net.SplitHostPort(addr)
-	if !httpguard.IsLoopback(host) && cfg.Token == "" {
-		return nil, fmt.Errorf("%w: %s is reachable from other machines; set PACKS_MCP_TOKEN (or --token-file) to a secret that clients send as \"Authorization: Bearer <token>\", or listen on 127.0.0.1", ErrTokenRequired, addr)
+	if err := httpguard.CheckToken(cfg.Token); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTokenRequired, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -31,6 +31,9 @@ func (e *testEnv) serveHTTP(t *testing.T, cfg HTTPConfig) *HTTPServer {
 	return h
 }
 
+// testToken is the bearer token of the test servers.
+const testToken = "mcp-test-token-1c9e4b7a2d5f8e0b3a6c9d2e5f8a1b4c"
+
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 // post sends an initialize request with the given Host, Origin and
@@ -63,7 +66,7 @@ func post(t *testing.T, url, host, origin, authz string) (int, string) {
 
 func TestHTTPForgedHostIsRefused(t *testing.T) {
 	e := newEnv(t, "")
-	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0"})
+	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken})
 	port := h.URL()[strings.LastIndex(h.URL(), ":")+1 : strings.LastIndex(h.URL(), "/")]
 	tests := []struct {
 		name, host, origin string
@@ -78,7 +81,7 @@ func TestHTTPForgedHostIsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := post(t, h.URL(), tt.host, tt.origin, "")
+			code, body := post(t, h.URL(), tt.host, tt.origin, "Bearer "+testToken)
 			if code != tt.want {
 				t.Errorf("status = %d (%s), want %d", code, strings.TrimSpace(body), tt.want)
 			}
@@ -89,24 +92,33 @@ func TestHTTPForgedHostIsRefused(t *testing.T) {
 	}
 }
 
-func TestHTTPTokenRequiredBeyondLoopback(t *testing.T) {
+// TestHTTPTokenRequired: the HTTP transport never listens without a strong
+// bearer token, on loopback too (a tool allowed to reach 127.0.0.1 would
+// open its own session and approve its own calls), and refuses every
+// request without it.
+func TestHTTPTokenRequired(t *testing.T) {
 	e := newEnv(t, "")
-	if _, err := e.srv.Listen(HTTPConfig{Addr: "0.0.0.0:0"}); !errors.Is(err, ErrTokenRequired) {
-		t.Fatalf("Listen(0.0.0.0) without a token: %v, want ErrTokenRequired", err)
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0", "0.0.0.0:0"} {
+		for _, tok := range []string{"", "t0ken", testToken[:31]} {
+			if _, err := e.srv.Listen(HTTPConfig{Addr: addr, Token: tok}); !errors.Is(err, ErrTokenRequired) {
+				t.Errorf("Listen(%s) with token %q: %v, want ErrTokenRequired", addr, tok, err)
+			}
+		}
 	}
-	h := e.serveHTTP(t, HTTPConfig{Addr: "0.0.0.0:0", Token: "t0ken"})
-	url := h.URL()
-	if !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Errorf("URL of a server on every interface = %s, want the loopback address", url)
-	}
-	if code, _ := post(t, url, "", "", ""); code != http.StatusUnauthorized {
-		t.Errorf("no token: status %d, want 401", code)
-	}
-	if code, _ := post(t, url, "", "", "Bearer wrong"); code != http.StatusUnauthorized {
-		t.Errorf("wrong token: status %d, want 401", code)
-	}
-	if code, body := post(t, url, "", "", "Bearer t0ken"); code != http.StatusOK {
-		t.Errorf("right token: status %d (%s), want 200", code, body)
+	for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
+		h := e.serveHTTP(t, HTTPConfig{Addr: addr, Token: testToken})
+		url := h.URL()
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			t.Errorf("URL of a server on %s = %s, want the loopback address", addr, url)
+		}
+		for _, authz := range []string{"", "Bearer wrong", "Bearer " + testToken[:len(testToken)-1], "Bearer " + testToken + "x", "Basic " + testToken} {
+			if code, _ := post(t, url, "", "", authz); code != http.StatusUnauthorized {
+				t.Errorf("%s, Authorization %q: status %d, want 401", addr, authz, code)
+			}
+		}
+		if code, body := post(t, url, "", "", "Bearer "+testToken); code != http.StatusOK {
+			t.Errorf("%s, right token: status %d (%s), want 200", addr, code, body)
+		}
 	}
 }
 
@@ -121,11 +133,11 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTPSessionsAreSeparateChats(t *testing.T) {
 	e := newEnv(t, autoApproveEcho)
-	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: "s3cret"})
+	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken})
 	ctx := context.Background()
 	dial := func(name string) *mcp.ClientSession {
 		client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.URL(), HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.URL(), HTTPClient: &http.Client{Transport: bearer{testToken}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -193,6 +193,7 @@ func upload(t *testing.T, e *env, filename string, archive []byte, grant string)
 	mw.Close()
 	req, _ := http.NewRequest("POST", e.url+"/v1/packs", &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+e.token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,9 @@ func TestChatTurn(t *testing.T) {
 	if len(al.Items) != 1 || al.Items[0].Path != "note.md" || al.Items[0].Size != int64(len("# Note\n")) {
 		t.Fatalf("artifacts: got %+v", al.Items)
 	}
-	res, err := http.Get(e.url + "/v1/chats/" + c.ID + "/files/note.md?download=1")
+	req, _ := http.NewRequest("GET", e.url+"/v1/chats/"+c.ID+"/files/note.md?download=1", nil)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,12 @@ func TestBrowser(t *testing.T) {
 	b := openBrowser(t, chromium, shots)
 	ctx, step, shot, poll := b.ctx, b.step, b.shot, b.poll
 
-	step("open the app", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	// The address packs serve prints: the page trades the token for a
+	// cookie and drops it from the address.
+	step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	if loc := must(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
+		t.Errorf("the address still holds the token: %s", loc)
+	}
 	step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
 	poll("the chat opens", `document.querySelector("#chat-select").value.startsWith("chat_")`)
 	poll("notes is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "notes")`)
@@ -136,8 +141,8 @@ func TestBrowser(t *testing.T) {
 
 	// The server saw the browser's requests as its own origin: nothing
 	// was refused on the way.
-	if res, err := http.Get(e.url + "/v1/invocations"); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("invocations: %v %v", res, err)
+	if got := e.do("GET", "/v1/invocations", nil, nil); got != http.StatusOK {
+		t.Fatalf("invocations: got %d", got)
 	}
 }
 
@@ -201,7 +206,7 @@ func TestBrowserNoModel(t *testing.T) {
 	e := newEnv(t, envOptions{noModel: true})
 	e.install()
 	b := openBrowser(t, chromium, screenshotDir(t))
-	b.step("open the app", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#banner")))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#banner")))
 	banner := must(t, b.ctx, chromedp.Text(chromedp.CSS("#banner")))
 	if !strings.Contains(banner, "No model is configured") || !strings.Contains(banner, "--provider") {
 		t.Errorf("the banner says %q", banner)
@@ -225,3 +230,27 @@ func must[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 
 // jsString quotes s as a JavaScript string literal (s is a test constant).
 func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// TestBrowserWithoutToken: opened at the bare address (no token, no
+// cookie), the page says how to get in, and its API requests are refused;
+// a wrong token in the address is refused too.
+func TestBrowserWithoutToken(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the bare address", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(chromedp.CSS("#banner")))
+	banner := must(t, b.ctx, chromedp.Text(chromedp.CSS("#banner")))
+	if !strings.Contains(banner, "needs the server's token") || !strings.Contains(banner, "?token=") {
+		t.Errorf("the banner says %q", banner)
+	}
+	status := must(t, b.ctx, chromedp.Evaluate[int](`fetch("/v1/chats", {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"}).then(r => r.status)`, chromedp.EvalAwaitPromise))
+	if status != http.StatusUnauthorized {
+		t.Errorf("the page's POST /v1/chats without the token: got %d, want 401", status)
+	}
+	b.shot("7-no-token")
+	b.step("open a wrong token", chromedp.Navigate(e.url+"/?token=not-the-token"))
+	body := must(t, b.ctx, chromedp.Text(chromedp.CSS("body")))
+	if !strings.Contains(body, "unauthorized") {
+		t.Errorf("a wrong token in the address: the page says %q", body)
+	}
+}

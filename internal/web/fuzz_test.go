@@ -37,6 +37,7 @@ func FuzzAPI(f *testing.F) {
 		req := httptest.NewRequest("POST", path, strings.NewReader(body))
 		req.Host = "127.0.0.1:7777"
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.token)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {

@@ -1,22 +1,39 @@
 package web
 
 import (
-	"crypto/subtle"
+	"context"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/packs-run/packs/internal/httpguard"
 )
 
-// tokenCookie holds the token in the browser once /?token=TOKEN was opened.
-const tokenCookie = "packs_token"
+// tokenCookie is the name of the cookie that holds the token in the
+// browser once the printed address (/?token=TOKEN) was opened. It carries
+// the port: cookies are shared by every port of a host, and two servers on
+// one machine must not overwrite each other's.
+func tokenCookie(boundAddr string) string {
+	_, port, _ := net.SplitHostPort(boundAddr)
+	return "packs_token_" + port
+}
 
 // guard is the front door: Host and Origin allowlist (DNS rebinding), the
 // token, and cross-origin protection of state changes (CSRF).
+//
+// The token is required of every request but the public ones: GET and HEAD
+// of the page's own files (they hold no data) and of GET /v1/status (the
+// version and whether a model is set; it names no path). Every other /v1
+// request, whatever its method, needs it, on loopback too: a tool granted
+// network to 127.0.0.1 reaches the port like any local process, and must
+// neither change grants or approvals nor read chats, files or the audit
+// log. The list is of what is public, so a route added later is guarded.
 type guard struct {
-	hosts *httpguard.Hosts
-	token string
-	csrf  *http.CrossOriginProtection
+	hosts  *httpguard.Hosts
+	token  string
+	cookie string
+	csrf   *http.CrossOriginProtection
 }
 
 func newGuard(boundAddr string, extra []string, token string) (*guard, error) {
@@ -24,20 +41,33 @@ func newGuard(boundAddr string, extra []string, token string) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &guard{hosts: hosts, token: token, csrf: http.NewCrossOriginProtection()}, nil
+	return &guard{hosts: hosts, token: token, cookie: tokenCookie(boundAddr), csrf: http.NewCrossOriginProtection()}, nil
 }
 
 // hasToken reports whether r carries the token, as a bearer token or in the
-// cookie.
+// cookie. A bearer header, when present, is the only one looked at.
 func (g *guard) hasToken(r *http.Request) bool {
-	got := ""
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		got = strings.TrimPrefix(a, "Bearer ")
-	} else if c, err := r.Cookie(tokenCookie); err == nil {
-		got = c.Value
+	if r.Header.Get("Authorization") != "" {
+		got, ok := httpguard.BearerToken(r)
+		return ok && httpguard.TokenMatches(got, g.token)
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) == 1
+	c, err := r.Cookie(g.cookie)
+	return err == nil && httpguard.TokenMatches(c.Value, g.token)
 }
+
+// public reports whether r may be answered without the token.
+func public(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return r.URL.Path == "/v1/status" || (r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/"))
+}
+
+// authenticated is set on the requests that carried the token, for the
+// handlers that answer both (the status).
+type authenticatedKey struct{}
+
+func isAuthenticated(r *http.Request) bool { return r.Context().Value(authenticatedKey{}) != nil }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	csrf := g.csrf.Handler(next)
@@ -49,20 +79,37 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, codeForbidden, "web: forbidden: "+reason)
 			return
 		}
-		if g.token != "" {
-			// Opening /?token=TOKEN once puts it in a cookie the page's own
-			// requests carry; the address bar then drops it.
-			if t := r.URL.Query().Get("token"); r.Method == http.MethodGet && r.URL.Path == "/" && t != "" &&
-				subtle.ConstantTimeCompare([]byte(t), []byte(g.token)) == 1 {
-				http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-				http.Redirect(w, r, "/", http.StatusSeeOther)
-				return
-			}
-			if !g.hasToken(r) {
-				writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: a token is required: open the address packs serve printed (it ends in ?token=...), or send Authorization: Bearer TOKEN")
-				return
-			}
+		if q := r.URL.Query(); q.Has("token") && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !strings.HasPrefix(r.URL.Path, "/v1") {
+			g.exchange(w, r, q)
+			return
+		}
+		if g.hasToken(r) {
+			r = r.WithContext(context.WithValue(r.Context(), authenticatedKey{}, true))
+		} else if !public(r) {
+			writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: a token is required: open the address packs serve printed (it ends in ?token=...), or send Authorization: Bearer TOKEN")
+			return
 		}
 		csrf.ServeHTTP(w, r)
 	})
+}
+
+// exchange answers the printed address, PATH?token=TOKEN: the right token
+// goes into an HttpOnly, SameSite=Strict cookie that the page's own
+// requests carry, and the browser is sent to the address without it, so
+// the token leaves the address bar and the history (as Jupyter does).
+func (g *guard) exchange(w http.ResponseWriter, r *http.Request, q url.Values) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	if !httpguard.TokenMatches(q.Get("token"), g.token) {
+		writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: the token in the address is not this server's: open the address packs serve printed when it started")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: g.cookie, Value: g.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	q.Del("token")
+	to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	if strings.HasPrefix(to.Path, "//") || strings.Contains(to.Path, `\`) {
+		to.Path = "/" // never a redirect to another host
+	}
+	http.Redirect(w, r, to.String(), http.StatusSeeOther)
 }

@@ -102,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 	case cfg.Chat.Store == nil || cfg.Chat.Pipeline == nil:
 		return nil, fmt.Errorf("%w: no chat dependencies (store, pipeline)", ErrConfig)
 	}
+	if err := httpguard.CheckToken(cfg.Token); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTokenRequired, err)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -2,6 +2,7 @@
 // PACKS_HOME holding the json-tools example pack, and starts `packs mcp`.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,20 +45,25 @@ export function makeHome(t, policy) {
   return { home, env };
 }
 
-// startHTTP runs `packs mcp --http 127.0.0.1:0` and resolves with its URL,
-// read from the line it prints on stderr.
+// startHTTP runs `packs mcp --http 127.0.0.1:0` and resolves with its URL
+// and the bearer token it made, read from the lines it prints on stderr.
+// Every request needs the token, on loopback too.
 export function startHTTP(t, env, extraArgs = []) {
-  const child = spawn(packsBin, ["mcp", "--http", "127.0.0.1:0", ...extraArgs], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const e = { ...env };
+  delete e.PACKS_TOKEN;
+  delete e.PACKS_MCP_TOKEN;
+  const child = spawn(packsBin, ["mcp", "--http", "127.0.0.1:0", ...extraArgs], { env: e, stdio: ["ignore", "ignore", "pipe"] });
   t.after(() => child.kill("SIGTERM"));
   return new Promise((resolveURL, reject) => {
     let err = "";
     const timer = setTimeout(() => reject(new Error(`packs mcp --http did not start: ${err}`)), 20000);
     child.stderr.on("data", (d) => {
       err += d;
-      const m = /at (http:\/\/\S+\/mcp)/.exec(err);
-      if (m) {
+      const url = /over MCP at (http:\/\/\S+\/mcp)/.exec(err);
+      const token = /header "Authorization: Bearer (\S+)"/.exec(err);
+      if (url && token) {
         clearTimeout(timer);
-        resolveURL(m[1]);
+        resolveURL({ url: url[1], token: token[1], headers: { Authorization: `Bearer ${token[1]}` } });
       }
     });
     child.on("exit", (code) => {
@@ -70,4 +76,26 @@ export function startHTTP(t, env, extraArgs = []) {
 // withTimeout rejects when p takes longer than ms.
 export function withTimeout(p, ms, what) {
   return Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms))]);
+}
+
+// startAuthProxy serves, on loopback, a proxy that adds the bearer token to
+// every request it forwards to server (startHTTP's result), for clients
+// that cannot send headers (the conformance suite). It resolves with the
+// proxy's MCP URL.
+export function startAuthProxy(t, server) {
+  const target = new URL(server.url);
+  const proxy = createServer((req, res) => {
+    const headers = { ...req.headers, authorization: server.headers.Authorization };
+    delete headers.host;
+    const out = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    out.on("error", (e) => { res.destroy(e); });
+    req.pipe(out);
+  });
+  t.after(() => proxy.close());
+  return new Promise((resolveURL) => {
+    proxy.listen(0, "127.0.0.1", () => resolveURL(`http://127.0.0.1:${proxy.address().port}${target.pathname}`));
+  });
 }

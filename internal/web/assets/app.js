@@ -60,8 +60,20 @@ function route() {
 
 // ---- status ----
 
+// loadStatus shows the model, and returns false when the page has no token:
+// it was opened at an address other than the one packs serve printed.
 async function loadStatus() {
   state.status = await api("GET", "/v1/status");
+  if (!state.status.authenticated) {
+    const banner = $("#banner");
+    banner.hidden = false;
+    banner.replaceChildren(
+      el("strong", {}, "This page needs the server's token. "),
+      "Open the address packs serve printed when it started (it ends in ?token=...), ",
+      "or set PACKS_TOKEN before starting packs serve to choose the token yourself.");
+    $("#send").disabled = true;
+    return false;
+  }
   const m = state.status.model;
   $("#model").textContent = m.configured ? "model: " + m.describe : "no model configured";
   const banner = $("#banner");
@@ -74,6 +86,7 @@ async function loadStatus() {
       el("a", { href: "#/packs" }, "Packs page"), ".");
     $("#send").disabled = true;
   }
+  return true;
 }
 
 // ---- chat ----
@@ -427,7 +440,7 @@ async function start() {
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
   window.addEventListener("hashchange", route);
-  await loadStatus();
+  if (!(await loadStatus())) return;
   await refreshChats();
   const first = $("#chat-select").value;
   if (first) openChat(await api("GET", "/v1/chats/" + encodeURIComponent(first)));

@@ -1,6 +1,8 @@
 // The server scenarios of the official conformance suite run against
 // `packs mcp --http`. Scenarios that need the suite's own fixture tools are
 // listed in conformance-baseline.yaml; any other failure fails the test.
+// The suite's client cannot send the bearer token, so it talks to packs
+// through a loopback proxy that adds it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -8,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { makeHome, nodeModules, repo, startHTTP } from "../lib.mjs";
+import { makeHome, nodeModules, repo, startAuthProxy, startHTTP } from "../lib.mjs";
 
 const run = promisify(execFile);
 const conformance = join(nodeModules, "@modelcontextprotocol", "conformance", "dist", "index.js");
@@ -16,7 +18,8 @@ const baseline = join(repo, "test", "mcp", "conformance-baseline.yaml");
 
 test("conformance server scenarios", async (t) => {
   const { env } = makeHome(t);
-  const url = await startHTTP(t, env);
+  // The suite's client sends no headers: a proxy adds the bearer token.
+  const url = await startAuthProxy(t, await startHTTP(t, env));
   const out = mkdtempSync(join(tmpdir(), "packs-conformance-"));
   t.after(() => rmSync(out, { recursive: true, force: true }));
   let stdout = "";

@@ -48,11 +48,13 @@ test("Inspector CLI call without an approver is denied", async (t) => {
 
 test("Inspector CLI over Streamable HTTP: tools, call, resource", async (t) => {
   const { env } = makeHome(t, policy);
-  const url = await startHTTP(t, env);
-  const tools = await inspect([url, "--transport", "http", "--method", "tools/list"]);
+  const { url, headers } = await startHTTP(t, env);
+  const auth = ["--header", `Authorization: ${headers.Authorization}`];
+  await assert.rejects(inspect([url, "--transport", "http", "--method", "tools/list"]), "without the bearer token the server refuses");
+  const tools = await inspect([url, "--transport", "http", ...auth, "--method", "tools/list"]);
   assert.ok(tools.tools.some((x) => x.name === "read_file"));
-  const call = await inspect([url, "--transport", "http", "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", `pack_id=${pack}`, "path=SKILL.md"]);
+  const call = await inspect([url, "--transport", "http", ...auth, "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", `pack_id=${pack}`, "path=SKILL.md"]);
   assert.ok(!call.isError, `read_file failed: ${JSON.stringify(call)}`);
-  const res = await inspect([url, "--transport", "http", "--method", "resources/read", "--uri", `pack://${pack}/SKILL.md`]);
+  const res = await inspect([url, "--transport", "http", ...auth, "--method", "resources/read", "--uri", `pack://${pack}/SKILL.md`]);
   assert.match(res.contents[0].text, new RegExp(`name: ${pack}`));
 });

@@ -67,8 +67,8 @@ test("TypeScript SDK client over stdio", async (t) => {
 
 test("TypeScript SDK client over Streamable HTTP", async (t) => {
   const { env } = makeHome(t);
-  const url = await startHTTP(t, env);
-  await scenario(t, new StreamableHTTPClientTransport(new URL(url)));
+  const { url, headers } = await startHTTP(t, env);
+  await scenario(t, new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
 });
 
 test("a client without elicitation is denied, and told how to approve", async (t) => {
@@ -84,9 +84,9 @@ test("a client without elicitation is denied, and told how to approve", async (t
   assert.match(body.error.approve, /no-elicitation/);
 });
 
-test("forged Host and Origin headers are refused over HTTP", async (t) => {
+test("forged Host and Origin headers, and a missing or wrong token, are refused over HTTP", async (t) => {
   const { env } = makeHome(t);
-  const url = await startHTTP(t, env);
+  const { url, headers: auth } = await startHTTP(t, env);
   const init = JSON.stringify({
     jsonrpc: "2.0", id: 1, method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
@@ -101,7 +101,9 @@ test("forged Host and Origin headers are refused over HTTP", async (t) => {
       req.on("error", reject);
       req.end(init);
     });
-  assert.equal(await post({ host: "evil.example.com" }), 403, "forged Host");
-  assert.equal(await post({ origin: "http://evil.example.com" }), 403, "forged Origin");
-  assert.equal(await post({}), 200, "the real Host is served");
+  assert.equal(await post({ host: "evil.example.com", ...auth }), 403, "forged Host");
+  assert.equal(await post({ origin: "http://evil.example.com", ...auth }), 403, "forged Origin");
+  assert.equal(await post({}), 401, "no bearer token, on loopback");
+  assert.equal(await post({ Authorization: "Bearer wrong" }), 401, "a wrong bearer token");
+  assert.equal(await post({ ...auth }), 200, "the real Host with the token is served");
 });
