@@ -80,14 +80,18 @@ export function withTimeout(p, ms, what) {
 
 // startAuthProxy serves, on loopback, a proxy that adds the bearer token to
 // every request it forwards to server (startHTTP's result), for clients
-// that cannot send headers (the conformance suite). It resolves with the
+// that cannot send headers (the conformance suite). A Host or Origin that
+// names the proxy is rewritten to name the server; any other is passed on
+// as is, for the server to judge (DNS rebinding). It resolves with the
 // proxy's MCP URL.
 export function startAuthProxy(t, server) {
   const target = new URL(server.url);
   const proxy = createServer((req, res) => {
+    const self = `127.0.0.1:${proxy.address().port}`;
     const headers = { ...req.headers, authorization: server.headers.Authorization };
-    delete headers.host;
-    const out = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (up) => {
+    if (headers.host === self) headers.host = target.host;
+    if (headers.origin === `http://${self}`) headers.origin = target.origin;
+    const out = request({ hostname: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (up) => {
       res.writeHead(up.statusCode, up.headers);
       up.pipe(res);
     });
