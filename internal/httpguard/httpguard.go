@@ -1,9 +1,11 @@
 // Package httpguard is the DNS rebinding guard shared by the two HTTP
 // servers, packs serve (internal/web) and packs mcp --http
 // (internal/mcpserver): where to listen by default (loopback), whether an
-// address stays on this machine, and the allowlist of Host and Origin
-// values a request may carry. Tokens and how a refusal is written stay with
-// each server: the web app takes a cookie, MCP clients a bearer token.
+// address stays on this machine, the allowlist of Host and Origin values a
+// request may carry, and the token both servers require on loopback too
+// (NewToken, CheckToken, TokenMatches, BearerToken). How a refusal is
+// written stays with each server: the web app also takes the token in a
+// cookie, MCP clients send only a bearer token.
 package httpguard
 
 import (
@@ -35,16 +37,6 @@ func ListenAddr(addr, def string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// IsLoopback reports whether host (no port) names the local machine only.
-func IsLoopback(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err == nil && ip.IsLoopback()
 }
 
 // Hosts is the allowlist of a server bound to one address: the loopback

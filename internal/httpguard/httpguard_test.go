@@ -36,21 +36,6 @@ func TestListenAddr(t *testing.T) {
 	}
 }
 
-func TestIsLoopback(t *testing.T) {
-	tests := []struct {
-		host string
-		want bool
-	}{
-		{"localhost", true}, {"LOCALHOST.", true}, {"127.0.0.1", true}, {"127.8.9.1", true}, {"::1", true}, {"[::1]", true},
-		{"0.0.0.0", false}, {"::", false}, {"10.0.0.1", false}, {"localhost.example", false}, {"", false},
-	}
-	for _, tt := range tests {
-		if got := IsLoopback(tt.host); got != tt.want {
-			t.Errorf("IsLoopback(%q) = %v, want %v", tt.host, got, tt.want)
-		}
-	}
-}
-
 func TestNewRejectsBadHosts(t *testing.T) {
 	for _, h := range []string{"http://x.example", "x.example:80", "a b", "user@x", "", "  ", "[x.example]", "x/y"} {
 		if _, err := New("127.0.0.1:1", []string{h}); !errors.Is(err, ErrBadAddr) {
