@@ -1,8 +1,11 @@
 package capability
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,6 +68,7 @@ type grant struct {
 	mounts []Mount                  // the effective filesystem resources
 	limits Limits
 	scope  Scope
+	digest string // see Digest; set once, when the grant is built
 }
 
 // Mount is one granted host directory and an optional glob inside it.
@@ -113,6 +117,42 @@ func scopeRank(s Scope) int {
 		return 3
 	}
 	return 0
+}
+
+// Digest identifies what the grant allows: the pack, each held capability
+// with its effective resources, the mounts, the limits and the scope. Two
+// grants with the same digest decide every exercise alike. An approval binds
+// the digest of the grant its call runs with. The zero Grant's is "".
+func (g Grant) Digest() string {
+	if g.g == nil {
+		return ""
+	}
+	return g.g.digest
+}
+
+// seal computes the digest of a finished grant; nothing changes it after.
+func (g *grant) seal() {
+	h := sha256.New()
+	field := func(parts ...string) {
+		for _, p := range parts {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{'\n'})
+	}
+	field("pack", g.pack, string(g.scope))
+	for i, n := range All {
+		if g.held[i] && g.caps[i] != nil {
+			field(append([]string{"cap", string(n)}, raws(g.caps[i].effective)...)...)
+		}
+	}
+	for _, m := range g.mounts {
+		field("mount", m.HostPath, m.Glob, strconv.FormatBool(m.Writable))
+	}
+	l := g.limits.withDefaults()
+	field("limits", strconv.FormatUint(uint64(l.MemoryPages), 10), l.Timeout.String(),
+		strconv.FormatInt(l.InputBytes, 10), strconv.FormatInt(l.OutputBytes, 10))
+	g.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // Pack returns the name of the pack the grant belongs to.

@@ -61,7 +61,7 @@ id = "probe"
 version = "1.0.0"
 
 [capabilities]
-network = ["localhost"]
+network = ["localhost:*", "127.0.0.1:*"]
 env_read = ["PROBE_TOKEN"]
 terminal_exec = { allowed = true, commands = ["echo"] }
 
@@ -202,14 +202,14 @@ func TestE2EAttacks(t *testing.T) {
 	defer target.Close()
 	tu, _ := url.Parse(target.URL)
 	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://127.0.0.1:"+tu.Port()+"/stolen", http.StatusFound)
+		http.Redirect(w, r, "http://[::1]:"+tu.Port()+"/stolen", http.StatusFound)
 	}))
 	defer redirector.Close()
 	ru, _ := url.Parse(redirector.URL)
 	netCases := []struct{ name, url, resource string }{
-		{"contact a host by IP when only its name is granted", "http://127.0.0.1:" + tu.Port() + "/", "http://127.0.0.1:" + tu.Port() + "/"},
+		{"contact a loopback IP that is not granted", "http://[::1]:" + tu.Port() + "/", "http://[::1]:" + tu.Port() + "/"},
 		{"contact a host not granted", "http://example.invalid:" + tu.Port() + "/", "http://example.invalid:" + tu.Port() + "/"},
-		{"redirect to a host not granted", "http://localhost:" + ru.Port() + "/go", "http://127.0.0.1:" + tu.Port() + "/stolen"},
+		{"redirect to a host not granted", "http://localhost:" + ru.Port() + "/go", "http://[::1]:" + tu.Port() + "/stolen"},
 	}
 	for _, tc := range netCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -178,6 +178,9 @@ func (m *mount) decide(h string, write bool) verdict {
 	if write {
 		n = capability.FilesystemWrite
 	}
+	if !c.approved() {
+		return verdict{ex: unapproved(c.exercise(n, h, false, "")), errno: experimentalsys.EACCES}
+	}
 	switch m.kind {
 	case mountPack:
 		if write {

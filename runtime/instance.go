@@ -122,6 +122,8 @@ func newInstance(ctx context.Context, s *spec, call *hostfns.Call, early *capabi
 			in.close(ctx)
 			why := ErrTrap
 			switch {
+			case stackLimitHit(err):
+				why = ErrStackLimit
 			case in.budget.exceeded():
 				why = ErrMemoryLimit
 			case errors.Is(context.Cause(initCtx), ErrTimeout):

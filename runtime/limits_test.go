@@ -63,7 +63,7 @@ func TestLimitsOutsideLinearMemory(t *testing.T) {
 		ok        bool
 	}{
 		{name: "table.grow to 256 MiB", src: "testdata/wasi_table.wasm"},
-		{name: "recursion 10M deep", src: "testdata/wasi_recurse.wasm"},
+		{name: "recursion 10M deep", src: "testdata/wasi_recurse.wasm", want: ErrStackLimit},
 		{name: "table of 128 MiB declared up front", src: "testdata/wasi_bigtable.wasm", want: ErrTableLimit},
 		{name: "within the limits", src: "testdata/wasi_shallow.wasm", ok: true},
 	}

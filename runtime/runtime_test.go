@@ -254,7 +254,7 @@ func TestNetworkGrantedAndDenied(t *testing.T) {
 	h := newHarness(t, Config{})
 	req := fmt.Sprintf(`{"url": %q, "method": "GET"}`, srv.URL+"/ping")
 
-	asks := modulePack(t, "net", "[capabilities]\nnetwork = [\"127.0.0.1\"]\n", "testdata/plugin_http.wasm", map[string]string{"get": "get"})
+	asks := modulePack(t, "net", "[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n", "testdata/plugin_http.wasm", map[string]string{"get": "get"})
 	silent := modulePack(t, "net-silent", "", "testdata/plugin_http.wasm", map[string]string{"get": "get"})
 	cases := []struct {
 		name    string

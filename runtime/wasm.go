@@ -102,6 +102,9 @@ func (in *instance) callWASI(ctx context.Context, inv Invocation, input []byte, 
 			err = nil
 		}
 	}
+	if stackLimitHit(err) {
+		return res, fmt.Errorf("%w: the guest's calls nested too deep and it was stopped", ErrStackLimit)
+	}
 	if lerr := in.limitError(ctx, callCtx, err != nil, lim); lerr != nil {
 		return res, lerr
 	}
@@ -126,6 +129,9 @@ func (in *instance) callPlugin(ctx context.Context, inv Invocation, input []byte
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		res.ExitCode = int(exit.ExitCode())
+	}
+	if stackLimitHit(err) {
+		return res, fmt.Errorf("%w: the guest's calls nested too deep and it was stopped", ErrStackLimit)
 	}
 	if lerr := in.limitError(ctx, callCtx, err != nil || rc != 0, lim); lerr != nil {
 		return res, lerr

@@ -50,7 +50,7 @@ func TestRunExitCodes(t *testing.T) {
 	install(toolPack(t, "loop", "wasi_loop.wasm", "", "[limits]\ntimeout_ms = 200\n"), "none")
 	install(toolPack(t, "fails", "wasi_fail.wasm", "", ""), "none")
 	install(toolPack(t, "spew", "wasi_spew.wasm", "", ""), "none")
-	install(toolPack(t, "net", "plugin_http.wasm", "get", "[capabilities]\nnetwork = [\"127.0.0.1\"]\n"), "none")
+	install(toolPack(t, "net", "plugin_http.wasm", "get", "[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n"), "none")
 
 	cases := []struct {
 		name   string

@@ -377,15 +377,17 @@ func (l *Log) RecordExercise(e capability.Exercise) error {
 }
 
 // Status is how a call ended.
-type Status string
+type Status = capability.Status
 
+// The outcomes, as capability names them (one list, shared with the
+// pipeline that decides them).
 const (
-	StatusOK           Status = "ok"            // the tool ran and succeeded
-	StatusToolError    Status = "tool_error"    // the tool ran and failed
-	StatusDenied       Status = "denied"        // the gate or a capability said no
-	StatusInvalidInput Status = "invalid_input" // the arguments failed the schema
-	StatusLimit        Status = "limit"         // time, memory or output limit
-	StatusError        Status = "error"         // the runtime failed
+	StatusOK           = capability.StatusOK
+	StatusToolError    = capability.StatusToolError
+	StatusDenied       = capability.StatusDenied
+	StatusInvalidInput = capability.StatusInvalidInput
+	StatusLimit        = capability.StatusLimit
+	StatusError        = capability.StatusError
 )
 
 // Artifact is a file a call created or changed in the workspace.

@@ -3,7 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -99,10 +99,12 @@ func packResources(p *packs.Pack) []*mcp.Resource {
 	return out
 }
 
-// readResource reads a pack file through chat.ReadPackFile, the code behind
-// read_file: the same confinement (no absolute path, no "..", no symlink
-// out of the pack) and the same page limit. A file longer than one page is
-// cut; _meta says so and where the rest starts.
+// readResource reads a pack file as the read_file tool does, through the
+// session's Call: the same gate (the client is asked through elicitation,
+// else only the policy can approve: an explicit auto_approve of read_file),
+// the same audit row, the same confinement (no absolute path, no "..", no
+// symlink out of the pack) and the same page limit. A file longer than one
+// page is cut; _meta says so and where the rest starts.
 func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
@@ -110,17 +112,35 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
-		p, ok := sess.Pack(u.Pack)
-		if !ok {
+		if _, ok := sess.Pack(u.Pack); !ok {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		page, err := chat.ReadPackFile(p, u.Path, 0, chat.MaxReadLength)
-		switch {
-		case errors.Is(err, chat.ErrNotFound), errors.Is(err, chat.ErrNotAFile), errors.Is(err, fs.ErrNotExist):
-			return nil, mcp.ResourceNotFoundError(uri)
-		case errors.Is(err, packs.ErrPathEscape):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %v", uri, err)}
-		case err != nil:
+		args, err := json.Marshal(map[string]any{"pack_id": u.Pack, "path": u.Path})
+		if err != nil {
+			return nil, err
+		}
+		client := clientName(req.Session)
+		sess.SetClient("mcp:" + client)
+		approver, absent := c.approverFor(req.Session, client)
+		res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
+		if err != nil {
+			return nil, err // not audited: a protocol error, never content
+		}
+		if res.IsError {
+			switch res.ErrorKind {
+			case chat.ErrKindNotFound:
+				return nil, mcp.ResourceNotFoundError(uri)
+			case chat.ErrKindPath, chat.ErrKindArguments:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
+			}
+			msg := res.Content
+			if absent.asked && !res.Decision.Approved {
+				msg = withDenyHint(msg, client, chat.ToolReadFile)
+			}
+			return nil, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
+		}
+		var page chat.FilePage
+		if err := json.Unmarshal([]byte(res.Content), &page); err != nil {
 			return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
 		}
 		rc := &mcp.ResourceContents{URI: uri, MIMEType: page.MIME}

@@ -313,13 +313,7 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		client := clientName(req.Session)
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
-		var approver capability.Approver
-		absent := &absentPerson{client: client}
-		if canElicit(req.Session) {
-			approver = elicitApprover{ss: req.Session, client: client}
-		} else {
-			approver = absent
-		}
+		approver, absent := c.approverFor(req.Session, client)
 		res, err := sess.Call(ctx, name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
@@ -332,6 +326,17 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}, nil
 	}
+}
+
+// approverFor is who approves a call of ss: the person through elicitation
+// when the client can ask them, else absent, which defers (only the policy
+// can approve) and remembers that it was asked.
+func (c *conn) approverFor(ss *mcp.ServerSession, client string) (capability.Approver, *absentPerson) {
+	absent := &absentPerson{client: client}
+	if canElicit(ss) {
+		return elicitApprover{ss: ss, client: client}, absent
+	}
+	return absent, absent
 }
 
 // withDenyHint adds to a denial the ways a person can approve the call

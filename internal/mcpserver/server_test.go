@@ -204,7 +204,7 @@ func TestPolicyNeverApproveBeatsElicitation(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
-	e := newEnv(t, "")
+	e := newEnv(t, autoApproveEcho) // reads are approved like read_file: here by the policy
 	cs := e.connect(t, "reader", nil)
 	ctx := context.Background()
 	list, err := cs.ListResources(ctx, nil)
@@ -240,7 +240,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestResourceConfinement(t *testing.T) {
-	e := newEnv(t, "")
+	e := newEnv(t, autoApproveEcho) // approved, so only confinement can refuse
 	cs := e.connect(t, "prober", nil)
 	ctx := context.Background()
 	if _, err := cs.ListResources(ctx, nil); err != nil {
