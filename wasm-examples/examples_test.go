@@ -124,28 +124,35 @@ func (c call) run(t *testing.T) (runtime.Result, *recorder, error) {
 	for _, n := range c.grants {
 		ug = append(ug, capability.UserGrant{Capability: n, Scope: capability.ScopeOnce})
 	}
-	grant, err := capability.Resolve(capability.PackRef{Name: c.pack.Name}, c.pack.Request(), ug, nil,
-		capability.Env{Home: t.TempDir(), Workspace: c.workspace})
-	if err != nil {
-		t.Fatalf("Resolve: %v", err)
-	}
-	tool, ok := c.pack.Tool(c.tool)
-	if !ok {
+	if _, ok := c.pack.Tool(c.tool); !ok {
 		t.Fatalf("pack %s has no tool %s", c.pack.Name, c.tool)
 	}
-	id := fmt.Sprintf("inv-%d", invocations.Add(1))
-	approval, err := capability.NewGate(approver{capability.RunOnce}).Decide(ctx, capability.Pending{
-		Invocation: id, Pack: c.pack.Name, Tool: c.tool, Arguments: json.RawMessage(c.input), Capabilities: grant.Names(),
+	rec := &recorder{}
+	pl, err := runtime.NewPipeline(rt, runtime.PipelineConfig{Grants: grantList(ug), Audit: rec, Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := pl.Call(ctx, runtime.Request{
+		Invocation: fmt.Sprintf("inv-%d", invocations.Add(1)),
+		Pack:       c.pack, Ref: capability.PackRef{Name: c.pack.Name}, Tool: c.tool, Arguments: json.RawMessage(c.input),
+		Workspace: c.workspace, Approvers: []capability.Approver{approver{capability.RunOnce}},
 	})
 	if err != nil {
-		t.Fatalf("gate: %v", err)
+		t.Fatalf("audit: %v", err)
 	}
-	rec := &recorder{}
-	res, err := rt.Invoke(ctx, runtime.Invocation{
-		Pack: c.pack, Tool: tool, Input: json.RawMessage(c.input), Grant: grant, Approval: approval,
-		ID: id, Workspace: c.workspace, Recorder: rec,
-	})
-	return res, rec, err
+	res := o.Result
+	res.Output = o.Output
+	return res, rec, o.Err
+}
+
+// grantList is the person's grants: the same for every call.
+type grantList []capability.UserGrant
+
+func (g grantList) PeekGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g, nil
+}
+func (g grantList) TakeGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g, nil
 }
 
 // ok runs the call, fails the test on an error, and decodes the result.
@@ -260,22 +267,24 @@ func TestTextKit(t *testing.T) {
 
 func TestGateDecidesEveryCall(t *testing.T) {
 	p := load(t, "text-kit")
-	tool, _ := p.Tool("stats")
-	grant, err := capability.Resolve(capability.PackRef{Name: p.Name}, p.Request(), nil, nil, capability.Env{})
+	ws := t.TempDir()
+	rec := &recorder{}
+	pl, err := runtime.NewPipeline(rt, runtime.PipelineConfig{Grants: grantList(nil), Audit: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pending := capability.Pending{Invocation: "denied-1", Pack: p.Name, Tool: "stats"}
-	approval, err := capability.NewGate(approver{capability.Deny}).Decide(context.Background(), pending)
-	if !errors.Is(err, capability.ErrDenied) {
-		t.Fatalf("gate: %v, want a denial", err)
-	}
-	_, err = rt.Invoke(context.Background(), runtime.Invocation{
-		Pack: p, Tool: tool, Input: json.RawMessage(`{"text": "x"}`), Grant: grant, Approval: approval,
-		ID: "denied-1", Workspace: t.TempDir(), Recorder: &recorder{},
+	o, err := pl.Call(context.Background(), runtime.Request{
+		Invocation: "denied-1", Pack: p, Ref: capability.PackRef{Name: p.Name}, Tool: "stats",
+		Arguments: json.RawMessage(`{"text": "x"}`), Workspace: ws, Approvers: []capability.Approver{approver{capability.Deny}},
 	})
-	if !errors.Is(err, runtime.ErrNotApproved) || !errors.Is(err, capability.ErrDenied) {
-		t.Fatalf("Invoke without approval: %v, want runtime.ErrNotApproved", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(o.Err, capability.ErrRejected) || o.Status != capability.StatusDenied || o.Output != nil {
+		t.Fatalf("a call the person denied: %v (%s), output %s", o.Err, o.Status, o.Output)
+	}
+	if calls := rec.Calls(); len(calls) != 1 || calls[0].Status != capability.StatusDenied || calls[0].Invocation != "denied-1" {
+		t.Fatalf("audit records %+v, want the one denied call", calls)
 	}
 }
 
@@ -384,7 +393,7 @@ func TestWebFetch(t *testing.T) {
 	defer srv.Close()
 	// The stock pack asks for documentation sites; this copy asks for the
 	// loopback test server, which is what the person grants.
-	p := localCopy(t, "web-fetch", "[skill]\nid = \"examples.web-fetch\"\nversion = \"0.1.0\"\n\n[capabilities]\nnetwork = [\"127.0.0.1\"]\n")
+	p := localCopy(t, "web-fetch", "[skill]\nid = \"examples.web-fetch\"\nversion = \"0.1.0\"\n\n[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n")
 	net := []capability.Name{capability.Network}
 
 	res, rec, err := call{pack: p, tool: "fetch", input: fmt.Sprintf(`{"url": %q}`, srv.URL+"/docs"), grants: net}.run(t)
@@ -510,8 +519,9 @@ func TestIncidentTriage(t *testing.T) {
 	}
 }
 
-// benchCall measures one tool call end to end: gate decision, input schema
-// check, a fresh instance from the pool, the call, the result. It reports
+// benchCall measures one tool call end to end through the pipeline: input
+// schema check, gate decision, grant, a fresh instance from the pool, the
+// call, the result, the (in-memory) audit record. It reports
 // the median as p50-ns, since a pool refill can make single calls slow.
 func benchCall(b *testing.B, dir, tool, input string, grants []capability.Name, files map[string]string) {
 	requireBuiltB(b, dir)
@@ -533,22 +543,17 @@ func benchCall(b *testing.B, dir, tool, input string, grants []capability.Name, 
 	for _, n := range grants {
 		ug = append(ug, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
 	}
-	grant, err := capability.Resolve(capability.PackRef{Name: p.Name}, p.Request(), ug, nil, capability.Env{Home: b.TempDir(), Workspace: ws})
+	pl, err := runtime.NewPipeline(rt, runtime.PipelineConfig{Grants: grantList(ug), Audit: &recorder{}, Home: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	t, _ := p.Tool(tool)
-	gate := capability.NewGate(approver{capability.RunOnce})
-	rec := &recorder{}
+	approvers := []capability.Approver{approver{capability.RunOnce}}
 	once := func(i int) time.Duration {
-		id := fmt.Sprintf("bench-%d", i)
 		start := time.Now()
-		approval, err := gate.Decide(ctx, capability.Pending{Invocation: id, Pack: p.Name, Tool: tool})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := rt.Invoke(ctx, runtime.Invocation{Pack: p, Tool: t, Input: json.RawMessage(input), Grant: grant, Approval: approval, ID: id, Workspace: ws, Recorder: rec}); err != nil {
-			b.Fatal(err)
+		o, err := pl.Call(ctx, runtime.Request{Invocation: fmt.Sprintf("bench-%d", i), Pack: p, Ref: capability.PackRef{Name: p.Name},
+			Tool: tool, Arguments: json.RawMessage(input), Workspace: ws, Approvers: approvers})
+		if err != nil || o.Err != nil {
+			b.Fatal(err, o.Err)
 		}
 		return time.Since(start)
 	}
