@@ -89,6 +89,9 @@ type chatJSON struct {
 	Messages  []messageJSON   `json:"messages,omitempty"`
 	Artifacts []chat.Artifact `json:"artifacts,omitempty"`
 	Running   bool            `json:"running"`
+	// LastEvent is the seq of the chat's newest event when this was read:
+	// stream the events after it (GET .../events?after=LastEvent).
+	LastEvent int64 `json:"last_event"`
 }
 
 func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
@@ -102,6 +105,7 @@ func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJS
 	cs.mu.Lock()
 	out.Running = cs.cancel != nil
 	cs.mu.Unlock()
+	out.LastEvent = cs.events.last()
 	if !full {
 		return out, nil
 	}

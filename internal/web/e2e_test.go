@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -253,4 +254,24 @@ func TestBrowserWithoutToken(t *testing.T) {
 	if !strings.Contains(body, "unauthorized") {
 		t.Errorf("a wrong token in the address: the page says %q", body)
 	}
+}
+
+// TestBrowserFailedTurn: a turn that fails at once (the model's port is
+// dead) ends in the page: the error shows, Send works again and Stop is
+// gone, every time (issue 12, defect 3: the failure event arrived before
+// the send request returned, and the page stayed "running").
+func TestBrowserFailedTurn(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{modelURL: deadURL(t)})
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the chat opens", `document.querySelector("#chat-select").value.startsWith("chat_")`)
+	for i := 1; i <= 5; i++ {
+		b.step(fmt.Sprintf("send message %d", i), chromedp.SendKeys(chromedp.CSS("#composer"), fmt.Sprintf("hello %d", i)), chromedp.Click(chromedp.CSS("#send")))
+		b.poll(fmt.Sprintf("turn %d fails and the page says so", i), count("#log .error")+fmt.Sprintf(" >= %d", i))
+		b.poll(fmt.Sprintf("after turn %d Send works again and Stop is gone", i),
+			`!document.querySelector("#send").disabled && document.querySelector("#stop").hidden`)
+	}
+	b.shot("failed-turn")
 }

@@ -48,6 +48,15 @@ func (h *hub) publish(kind string, v any) {
 	h.wake = make(chan struct{})
 }
 
+// last is the seq of the newest event (0 before the first): a page that
+// drew the chat from GET /v1/chats/{id} streams the events after it, so
+// nothing it drew arrives twice.
+func (h *hub) last() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next - 1
+}
+
 // since returns the events after seq, and a channel closed at the next
 // publish.
 func (h *hub) since(seq int64) ([]event, <-chan struct{}) {

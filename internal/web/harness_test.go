@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,7 @@ type env struct {
 
 type envOptions struct {
 	noModel      bool
+	modelURL     string // the model's base URL (default: the fake model)
 	token        string
 	addr         string
 	allowedHosts []string
@@ -65,7 +67,11 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	t.Cleanup(e.model.Close)
 	var model Model
 	if !opt.noModel {
-		p, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, BaseURL: e.model.OpenAIURL(), Model: "fake", APIKey: "sk-test-web", MaxTokens: 1000, Timeout: time.Minute})
+		base := opt.modelURL
+		if base == "" {
+			base = e.model.OpenAIURL()
+		}
+		p, err := llm.New(llm.Config{Provider: llm.ProviderOpenAI, BaseURL: base, Model: "fake", APIKey: "sk-test-web", MaxTokens: 1000, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,6 +109,19 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		}
 	})
 	return e
+}
+
+// deadURL is the base URL of a port on loopback where nothing listens: a
+// request to it is refused at once.
+func deadURL(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/v1"
 }
 
 // testToken is the token of a test server unless envOptions names one.

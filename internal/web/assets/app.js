@@ -43,7 +43,18 @@ function pretty(v) {
   return JSON.stringify(v, null, 2);
 }
 
-const state = { status: null, chat: null, source: null, cards: new Map(), bubble: null, packs: [] };
+const state = { status: null, chat: null, source: null, cards: new Map(), bubble: null, packs: [], running: false };
+
+// setRunning is the one place that says whether a turn runs: Send is
+// disabled and Stop shown exactly while one does. A turn starts when the
+// person sends (before the request returns: its end may arrive first) and
+// ends at turn_done, turn_error, a refused send, or a Stop that finds
+// nothing running.
+function setRunning(on) {
+  state.running = on;
+  $("#send").disabled = on || !(state.status && state.status.model.configured);
+  $("#stop").hidden = !on;
+}
 
 // ---- navigation ----
 
@@ -121,7 +132,8 @@ function openChat(c) {
   renderHistory(c);
   renderChatSide(c);
   renderArtifacts(c.artifacts || []);
-  const src = new EventSource("/v1/chats/" + encodeURIComponent(c.id) + "/events");
+  setRunning(!!c.running);
+  const src = new EventSource("/v1/chats/" + encodeURIComponent(c.id) + "/events?after=" + (c.last_event || 0));
   state.source = src;
   const on = (kind, fn) => src.addEventListener(kind, ev => fn(JSON.parse(ev.data)));
   on("text", d => {
@@ -199,19 +211,29 @@ async function send(ev) {
   if (!state.chat) await newChat();
   state.bubble = null;
   const mine = logAppend(el("div", { class: "msg user" }, text));
+  $("#composer").value = "";
+  setRunning(true);
   try {
     await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/messages", { text });
-  } catch (e) { mine.remove(); notice(e.message, "error"); return; }
-  $("#composer").value = "";
-  $("#send").disabled = true;
-  $("#stop").hidden = false;
+  } catch (e) {
+    mine.remove();
+    $("#composer").value = text;
+    notice(e.message, "error");
+    setRunning(false);
+  }
 }
 
 function turnEnded() {
   state.bubble = null;
-  $("#send").disabled = !state.status.model.configured;
-  $("#stop").hidden = true;
+  setRunning(false);
   refreshChat();
+}
+
+async function stop() {
+  try {
+    const r = await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/stop", {});
+    if (!r.stopped) turnEnded(); // it had ended already
+  } catch (e) { notice(e.message, "error"); }
 }
 
 // ---- tool cards ----
@@ -435,7 +457,7 @@ async function start() {
   $("#chat-select").addEventListener("change", async ev => openChat(await api("GET", "/v1/chats/" + encodeURIComponent(ev.target.value))));
   $("#attach-btn").addEventListener("click", attach);
   $("#composer-form").addEventListener("submit", send);
-  $("#stop").addEventListener("click", () => api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/stop", {}));
+  $("#stop").addEventListener("click", stop);
   $("#install-form").addEventListener("submit", install);
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
