@@ -69,7 +69,7 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	if err := c.decide(c.Grant.Command(argv[0])); err != nil {
 		return ExecResult{}, err
 	}
-	prog, err := lookPath(argv[0])
+	prog, err := lookPath(argv[0], fakesFrom(ctx).ExecPath)
 	if err != nil {
 		return ExecResult{}, err
 	}
@@ -153,9 +153,14 @@ func exitCode(cmd *exec.Cmd) int {
 	return ps.ExitCode()
 }
 
-// lookPath resolves a granted program name on SafePath only, through
+// lookPath resolves a granted program name on SafePath only (or on the
+// fake path of a test, Fakes.ExecPath, when it is set), through
 // exec.LookPath's executable check.
-func lookPath(name string) (string, error) {
+func lookPath(name, fakePath string) (string, error) {
+	path := SafePath
+	if fakePath != "" {
+		path = fakePath
+	}
 	var candidates []string
 	switch {
 	case filepath.IsAbs(name):
@@ -163,7 +168,7 @@ func lookPath(name string) (string, error) {
 	case strings.ContainsRune(name, '/'):
 		return "", fmt.Errorf("%w: %q: a command is a bare name or an absolute path", ErrCommandNotFound, name)
 	default:
-		for _, dir := range filepath.SplitList(SafePath) {
+		for _, dir := range filepath.SplitList(path) {
 			candidates = append(candidates, filepath.Join(dir, name))
 		}
 	}
@@ -173,7 +178,7 @@ func lookPath(name string) (string, error) {
 			return found, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %q is not an executable in %s; grant its absolute path instead", ErrCommandNotFound, name, SafePath)
+	return "", fmt.Errorf("%w: %q is not an executable in %s; grant its absolute path instead", ErrCommandNotFound, name, path)
 }
 
 // execEnv is the scrubbed environment of a native command.

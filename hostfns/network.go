@@ -113,7 +113,7 @@ func (n *network) resolve(ctx context.Context, c *Call, addr string) ([]target, 
 	}
 	ips := []netip.Addr{ip}
 	if name != "" {
-		if ips, err = n.lookup(ctx, name); err != nil {
+		if ips, err = n.lookupFor(ctx)(ctx, name); err != nil {
 			return nil, fmt.Errorf("hostfns: resolving %s: %w", name, err)
 		}
 		if len(ips) == 0 {
@@ -283,7 +283,7 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := n.client.Do(req)
+	resp, err := n.clientFor(ctx).Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
