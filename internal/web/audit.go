@@ -1,7 +1,9 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,13 +36,17 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Since = t
 	}
-	items := []audit.Entry{}
+	items := []auditRowJSON{}
 	for e, err := range audit.Entries(r.Context(), s.cfg.App.DB, f) {
 		if err != nil {
 			s.fail(w, err)
 			return
 		}
-		items = append(items, e)
+		row := auditRowJSON{Entry: e}
+		if e.Kind == audit.KindInvocation {
+			row.Summary = callSummary(e.Body)
+		}
+		items = append(items, row)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
 }
@@ -105,4 +111,89 @@ func (s *Server) getCapability(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, describeCapability(n))
+}
+
+// auditRowJSON is an audit row with a one-line summary for people.
+type auditRowJSON struct {
+	audit.Entry
+	Summary string `json:"summary"`
+}
+
+// deniedRe reads capability.DeniedError's message: "capability: CAP
+// ["RESOURCE"] denied by LAYER: REASON", or "capability: denied by LAYER:
+// REASON" for a whole call or pack.
+var deniedRe = regexp.MustCompile(`^capability: (?:([a-z_]+)( "(?:[^"\\]|\\.)*")? )?denied by ([a-z]+): (.*)$`)
+
+// deniedBy names what refused: "capability network "x.com" (user): not
+// granted", "the policy: ...", "web" (an approver's no).
+func deniedBy(reason string) (string, bool) {
+	m := deniedRe.FindStringSubmatch(reason)
+	if m == nil {
+		return "", false
+	}
+	switch {
+	case m[1] != "":
+		return "capability " + m[1] + m[2] + " (" + m[3] + "): " + m[4], true
+	case m[3] == string(capability.LayerPolicy):
+		return "the policy: " + m[4], true
+	}
+	return m[4], true
+}
+
+// callSummary says in one line who decided an invocation and how it ended,
+// blaming the right party: a call the person approved and a capability
+// refused afterwards reads "approved by web; denied by capability ...",
+// not "denied by web".
+func callSummary(body []byte) string {
+	var b struct {
+		Approver   string  `json:"approver"`
+		Decision   string  `json:"decision"`
+		Remembered bool    `json:"remembered"`
+		Status     string  `json:"status"`
+		Reason     string  `json:"reason"`
+		ExitCode   int     `json:"exit_code"`
+		DurationMS float64 `json:"duration_ms"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return "(unreadable record)"
+	}
+	if b.Decision != capability.RunOnce.String() && b.Decision != capability.AllowChat.String() {
+		by, ok := deniedBy(b.Reason)
+		switch {
+		case b.Approver != "" && (by == "denied by "+b.Approver || by == ""):
+			return "denied by " + b.Approver
+		case b.Approver != "":
+			return "denied by " + b.Approver + ": " + by
+		case b.Status == string(capability.StatusDenied) && ok:
+			return "denied before approval by " + by
+		}
+		return "refused before approval (" + b.Status + "): " + b.Reason
+	}
+	s := "approved by " + b.Approver
+	switch {
+	case b.Remembered:
+		s += " (allowed for this chat earlier)"
+	case b.Decision == capability.AllowChat.String():
+		s += " (allowed for this chat)"
+	default:
+		s += " (run once)"
+	}
+	s += "; "
+	if b.Status == string(capability.StatusDenied) {
+		if by, ok := deniedBy(b.Reason); ok {
+			return s + "denied by " + by
+		}
+		return s + "denied after approval: " + b.Reason
+	}
+	s += b.Status
+	if b.ExitCode != 0 {
+		s += fmt.Sprintf(", exit status %d", b.ExitCode)
+	}
+	if b.Status == string(capability.StatusOK) {
+		return s + fmt.Sprintf(" in %.0f ms", b.DurationMS)
+	}
+	if b.Reason != "" {
+		s += ": " + b.Reason
+	}
+	return s
 }

@@ -291,12 +291,26 @@ function doneCard(d) {
   if (d.artifacts && d.artifacts.length) refreshChat();
 }
 
+// errorMessage is the message of a tool result {"error": {"message"}}.
+function errorMessage(content) {
+  try { return JSON.parse(content).error.message || ""; } catch { return ""; }
+}
+
+// resultLabel says who decided and how the call ended, blaming the right
+// party: a call the person approved and a capability refused afterwards is
+// "approved by web; then refused: ...", not "denied by web".
+function resultLabel(d, isError, content) {
+  if (!d) return isError ? "Failed" : "Result";
+  if (!d.approved) return "Denied" + (d.reason ? ": " + d.reason : "");
+  const by = "approved by " + d.approver + (d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
+  if (d.error_kind === "denied") return "Refused after it was " + by + ": " + errorMessage(content);
+  return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.duration_ms !== undefined ? " in " + d.duration_ms + " ms" : "");
+}
+
 function showResult(card, content, isError, artifacts, d) {
-  const denied = d ? !d.approved : false;
+  const denied = d ? !d.approved || d.error_kind === "denied" : false;
   card.classList.add(denied ? "denied" : isError ? "failed" : "done");
-  let label = denied ? "Denied" : isError ? "Failed" : "Result";
-  if (d && d.approved) label += " (approved by " + d.approver + (d.remembered ? ", allowed for this chat" : "") + ")";
-  if (d && d.duration_ms !== undefined && !denied) label += " in " + d.duration_ms + " ms";
+  const label = resultLabel(d, isError, content);
   const body = el("details", { class: "result", open: true }, el("summary", {}, label), el("pre", {}, pretty(content)));
   if (d) $(".status", card).textContent = denied ? "Denied." : isError ? "The tool failed." : "Done.";
   card.append(body);
@@ -436,7 +450,7 @@ async function loadAudit(ev) {
 
 function summary(e) {
   const b = e.body || {};
-  if (e.kind === "invocation") return (b.status || "") + (b.approver ? " by " + b.approver : "") + (b.reason ? ": " + b.reason : "");
+  if (e.kind === "invocation") return e.summary || b.status || "";
   return [b.capability, b.resource, b.allowed === false ? "denied" : b.allowed ? "allowed" : ""].filter(Boolean).join(" ");
 }
 
