@@ -3,8 +3,8 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
