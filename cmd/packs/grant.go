@@ -76,17 +76,17 @@ still would not hold, and why (the policy, for one).`,
 				grants = append(grants, u)
 			}
 			res := grantResult{Pack: p.Name, Chat: chat, Granted: []grantJSON{}, Notes: []string{}}
-			for _, u := range grants {
-				if err := a.DB.PutGrant(ctx, p.Name, chat, u); err != nil {
-					return err
+			if _, err := a.Grant(ctx, p.Name, chat, grants); err != nil {
+				if errors.Is(err, packs.ErrModified) {
+					return fmt.Errorf("grant: refused, nothing was recorded: %w: reinstall it with packs add, or remove it", err)
 				}
+				return err
+			}
+			for _, u := range grants {
 				res.Granted = append(res.Granted, grantJSON{Capability: string(u.Capability), Scope: string(u.Scope), Resources: append([]string{}, u.Resources...)})
 				if !asJSON {
 					fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
 				}
-			}
-			if _, err := a.MirrorGrants(ctx, p.Name); err != nil {
-				return err
 			}
 			pol := a.Policy
 			user, err := a.DB.PeekGrants(ctx, p.Name, chat)

@@ -181,6 +181,39 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, e
 	return e, nil
 }
 
+// Grant records what the person granted the installed pack name (in chat,
+// for a chat or once grant): in packs.db and in packs.lock's mirror,
+// together or not at all. The pack's files are checked against packs.lock
+// first, so a pack that changed since install is refused before anything is
+// written (packs.ErrModified); if the mirror fails after the rows were
+// written, the rows are put back as they were. A revoke, which only
+// narrows, always reaches packs.db instead (see packs revoke).
+func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (packs.LockEntry, error) {
+	if err := a.Home.Verify(name); err != nil {
+		return packs.LockEntry{}, err
+	}
+	before, err := a.DB.Grants(ctx, name)
+	if err != nil {
+		return packs.LockEntry{}, err
+	}
+	undo := func(cause error) error {
+		if err := a.DB.RestoreGrants(context.WithoutCancel(ctx), name, before); err != nil {
+			return errors.Join(cause, fmt.Errorf("app: the grants of %s could not be put back: %w", name, err))
+		}
+		return cause
+	}
+	for _, u := range grants {
+		if err := a.DB.PutGrant(ctx, name, chat, u); err != nil {
+			return packs.LockEntry{}, undo(err)
+		}
+	}
+	e, err := a.MirrorGrants(ctx, name)
+	if err != nil {
+		return packs.LockEntry{}, undo(err)
+	}
+	return e, nil
+}
+
 // ReplaceGrants records grants, persistent grants made at install, as the
 // person's only grants of the installed pack name in packs.db (a reinstall
 // is new content, so a new decision: earlier grants go) and mirrors them

@@ -225,3 +225,32 @@ func (db *DB) grantsTx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 func grantsNow() string { return time.Now().UTC().Format(TimeFormat) }
+
+// RestoreGrants makes rows the only grants of pack, exactly as they were
+// read by Grants (times and revocations included), in one transaction: it
+// undoes a change whose other half (the packs.lock mirror) failed.
+func (db *DB) RestoreGrants(ctx context.Context, pack string, rows []GrantRow) error {
+	return db.grantsTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM grants WHERE pack = ?`, pack); err != nil {
+			return fmt.Errorf("store: restore grants of %s: %w", pack, err)
+		}
+		for _, r := range rows {
+			var res, revoked any
+			if r.Resources != nil {
+				b, err := json.Marshal(r.Resources)
+				if err != nil {
+					return fmt.Errorf("store: restore grants of %s: %w", pack, err)
+				}
+				res = string(b)
+			}
+			if !r.RevokedAt.IsZero() {
+				revoked = r.RevokedAt.UTC().Format(TimeFormat)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO grants(pack, capability, resources, scope, chat, granted_at, revoked_at)
+				VALUES(?, ?, ?, ?, ?, ?, ?)`, pack, string(r.Capability), res, string(r.Scope), r.Chat, r.GrantedAt.UTC().Format(TimeFormat), revoked); err != nil {
+				return fmt.Errorf("store: restore grants of %s: %w", pack, err)
+			}
+		}
+		return nil
+	})
+}
