@@ -228,9 +228,7 @@ func (s *Session) prepareEnableTools(raw json.RawMessage) (*prepared, error) {
 			out.Tools = append(out.Tools, toolInfo{Name: PackToolName(fresh.Name, t.Name), Description: t.Description})
 		}
 		before := s.toolsKey()
-		s.mu.Lock()
-		a.pack, a.ref = fresh, ref
-		s.mu.Unlock()
+		s.update(fresh.Name, func(n *attached) { n.pack, n.ref = fresh, ref })
 		if err := s.mark(ctx, a, false, true); err != nil {
 			return nil, 0, err
 		}
@@ -243,11 +241,26 @@ func (s *Session) prepareEnableTools(raw json.RawMessage) (*prepared, error) {
 
 // mark records that a pack's docs were opened or its tools enabled.
 func (s *Session) mark(ctx context.Context, a *attached, opened, enabled bool) error {
-	s.mu.Lock()
-	a.opened = a.opened || opened
-	a.enabled = a.enabled || enabled
-	s.mu.Unlock()
+	s.update(a.pack.Name, func(n *attached) {
+		n.opened = n.opened || opened
+		n.enabled = n.enabled || enabled
+	})
 	return s.db.savePack(context.WithoutCancel(ctx), s.id, a.pack.Name, opened, enabled)
+}
+
+// update changes the attached pack name. An attached value is never
+// changed in place: a changed copy replaces it, so a call that looked one
+// up (and reads it without the lock) sees it whole, as it was.
+func (s *Session) update(name string, change func(*attached)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.active[name]
+	if !ok {
+		return
+	}
+	n := *cur
+	change(&n)
+	s.active[name] = &n
 }
 
 func (s *Session) prepareExec(raw json.RawMessage) (*prepared, error) {

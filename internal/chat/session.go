@@ -24,6 +24,10 @@ type Options struct {
 	ID string
 	// Attach adds packs to the Active Pack Set.
 	Attach []string
+	// Workspace is the folder a new chat works in (made when missing; it
+	// should be absolute). Empty: a fresh folder under Deps.Workspaces. A
+	// resumed chat keeps the workspace it was started with.
+	Workspace string
 	// OnToolsChanged is called, outside the session's lock, each time the
 	// tools Tools returns have changed (a pack attached, detached, or its
 	// tools enabled). The MCP server sends notifications/tools/list_changed
@@ -31,7 +35,9 @@ type Options struct {
 	OnToolsChanged func()
 }
 
-// attached is one pack of the Active Pack Set.
+// attached is one pack of the Active Pack Set. A value is never changed
+// once it is in Session.active: Session.update replaces it with a changed
+// copy, so it can be read without the session's lock.
 type attached struct {
 	pack     *packs.Pack
 	ref      capability.PackRef
@@ -91,6 +97,9 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 	if opt.ID == "" {
 		s.id = newID("chat")
 		s.workspace = filepath.Join(deps.Workspaces, s.id)
+		if opt.Workspace != "" {
+			s.workspace = opt.Workspace
+		}
 		if err := os.MkdirAll(s.workspace, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
