@@ -161,7 +161,9 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 	if o.Err != nil {
 		err := o.Err
 		switch {
-		case errors.Is(err, capability.ErrNoApprover) && !req.yes:
+		case errors.Is(err, capability.ErrNoApprover) && !c.interactive:
+			err = fmt.Errorf("%w: nobody can approve it here (no terminal, no --yes): pass --yes to approve this call", err)
+		case errors.Is(err, capability.ErrNoApprover):
 			err = fmt.Errorf("%w: pass --yes to approve this call", err)
 		case errors.Is(err, packs.ErrModified):
 			err = fmt.Errorf("refusing to run: %w: reinstall it with packs add, or remove it", err)

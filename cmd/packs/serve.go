@@ -65,7 +65,7 @@ one and tools still run by hand.`,
 				return err
 			}
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
-				Version: moduleVersion(), Logger: a.Logger, HowToConfigure: howToConfigure})
+				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure})
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/packs-run/packs/internal/app"
@@ -77,13 +76,4 @@ func (c *cli) readToken(env, file string) (string, error) {
 		return "", fmt.Errorf("packs: --token-file %s is empty: put the token in it", file)
 	}
 	return token, nil
-}
-
-// moduleVersion is the module version when built from a tagged module,
-// else "dev".
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
