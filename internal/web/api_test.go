@@ -489,3 +489,68 @@ func TestUIServed(t *testing.T) {
 		}
 	}
 }
+
+// TestRunByHand: the packs page runs a tool in one visible chat per pack,
+// "by hand: PACK"; a call it cannot make (bad JSON, arguments that are not
+// an object, an unknown tool) creates no chat and no audit row (issue 12,
+// defect 7).
+func TestRunByHand(t *testing.T) {
+	e := newEnv(t, envOptions{noModel: true})
+	e.install()
+	rawPost := func(path, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	refused := []struct {
+		name, body string
+		want       int
+	}{
+		{"bad JSON", `{"tool": "echo", "arguments": {"text": "hi"`, http.StatusBadRequest},
+		{"arguments not an object", `{"tool": "echo", "arguments": ["hi"]}`, http.StatusBadRequest},
+		{"unknown tool", `{"tool": "teleport", "arguments": {}}`, http.StatusNotFound},
+		{"no tool", `{"arguments": {}}`, http.StatusBadRequest},
+	}
+	for _, tt := range refused {
+		if got := rawPost("/v1/packs/notes/calls", tt.body); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	if got := rawPost("/v1/packs/nope/calls", `{"tool": "echo", "arguments": {}}`); got != http.StatusNotFound {
+		t.Errorf("unknown pack: got %d, want 404", got)
+	}
+	var chats struct {
+		Items []chatJSON `json:"items"`
+	}
+	e.must(http.StatusOK, "GET", "/v1/chats", nil, &chats)
+	var au struct{ Items []auditRow }
+	e.must(http.StatusOK, "GET", "/v1/audit", nil, &au)
+	if len(chats.Items) != 0 || len(au.Items) != 0 {
+		t.Fatalf("refused calls left %d chats and %d audit rows", len(chats.Items), len(au.Items))
+	}
+
+	var r1, r2 byHandJSON
+	e.must(http.StatusOK, "POST", "/v1/packs/notes/calls", map[string]any{"tool": "echo", "arguments": map[string]string{"text": "one"}}, &r1)
+	e.must(http.StatusOK, "POST", "/v1/packs/notes/calls", map[string]any{"tool": "echo", "arguments": map[string]string{"text": "two"}}, &r2)
+	if r1.IsError || r2.IsError || r1.Chat == "" || r1.Chat != r2.Chat || r2.Content != `{"result":{"echo":{"text":"two"}}}` || r2.Approver != "web:by-hand" {
+		t.Fatalf("two calls by hand: got %+v and %+v", r1, r2)
+	}
+	e.must(http.StatusOK, "GET", "/v1/chats", nil, &chats)
+	if len(chats.Items) != 1 || chats.Items[0].ID != r1.Chat || chats.Items[0].Title != "by hand: notes" {
+		t.Fatalf("chats after two calls by hand: got %+v", chats.Items)
+	}
+	// A new server over the same home finds the same chat.
+	e.srv.forgetByHand()
+	var r3 byHandJSON
+	e.must(http.StatusOK, "POST", "/v1/packs/notes/calls", map[string]any{"tool": "echo", "arguments": map[string]string{"text": "three"}}, &r3)
+	if r3.Chat != r1.Chat {
+		t.Errorf("after a restart: chat %s, want %s", r3.Chat, r1.Chat)
+	}
+}

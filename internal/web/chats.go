@@ -10,9 +10,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
@@ -83,7 +83,12 @@ type messageJSON struct {
 }
 
 type chatJSON struct {
-	ID        string          `json:"id"`
+	ID string `json:"id"`
+	// Title is the person's first message, or "by hand: PACK" for the
+	// chat the packs page runs a pack's tools in, or "New chat".
+	Title     string          `json:"title"`
+	Created   time.Time       `json:"created,omitzero"`
+	Updated   time.Time       `json:"updated,omitzero"`
 	Packs     []packStateJSON `json:"packs"`
 	Tools     []string        `json:"tools"`
 	Messages  []messageJSON   `json:"messages,omitempty"`
@@ -95,7 +100,13 @@ type chatJSON struct {
 }
 
 func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
-	out := chatJSON{ID: cs.s.ID(), Packs: []packStateJSON{}, Tools: []string{}}
+	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Packs: []packStateJSON{}, Tools: []string{}}
+	for _, m := range cs.s.Messages() {
+		if m.Role == llm.RoleUser {
+			out.Title = s.title(cs.s.ID(), m.Content)
+			break
+		}
+	}
 	for _, p := range cs.s.Packs() {
 		out.Packs = append(out.Packs, packStateJSON(p))
 	}
@@ -121,23 +132,45 @@ func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJS
 	return out, nil
 }
 
-func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	open := make([]*chatState, 0, len(s.chats))
-	for _, cs := range s.chats {
-		open = append(open, cs)
+// title names a chat in the list: "by hand: PACK" for a pack's by-hand
+// chat, else the person's first message (cut to a line), else "New chat".
+func (s *Server) title(id, first string) string {
+	if p := s.byHand.packOf(s.cfg.App.Home.Dir(), id); p != "" {
+		return "by hand: " + p
 	}
-	s.mu.Unlock()
-	items := []chatJSON{}
-	for _, cs := range open {
-		c, err := s.describe(r.Context(), cs, false)
-		if err != nil {
-			s.fail(w, err)
-			return
+	if first = strings.Join(strings.Fields(first), " "); first != "" {
+		if r := []rune(first); len(r) > 80 {
+			first = string(r[:79]) + "…"
 		}
-		items = append(items, c)
+		return first
 	}
-	slices.SortFunc(items, func(a, b chatJSON) int { return strings.Compare(a.ID, b.ID) })
+	return "New chat"
+}
+
+// maxChatList bounds the chats GET /v1/chats lists.
+const maxChatList = 500
+
+// listChats lists the stored chats, the most recently active first, with
+// their titles and times.
+func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
+	list, err := chat.List(r.Context(), s.cfg.App.DB, maxChatList)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	items := make([]chatJSON, 0, len(list))
+	for _, c := range list {
+		item := chatJSON{ID: c.ID, Title: s.title(c.ID, c.FirstMessage), Created: c.Created, Updated: c.Updated, Packs: []packStateJSON{}, Tools: []string{}}
+		s.mu.Lock()
+		cs, open := s.chats[c.ID]
+		s.mu.Unlock()
+		if open {
+			cs.mu.Lock()
+			item.Running = cs.cancel != nil
+			cs.mu.Unlock()
+		}
+		items = append(items, item)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
 }
 

@@ -215,6 +215,13 @@ func TestBrowserNoModel(t *testing.T) {
 	b.poll("send is disabled", `document.querySelector("#send").disabled`)
 	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
 	b.step("the notes tools show", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] details.tool`)))
+	b.poll("bad JSON is refused in the page", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":'; d.querySelector(".run-by-hand").click(); return true; })()`)
+	b.poll("the page says the JSON is bad", `[...document.querySelectorAll(".tool-out .error")].some(p => p.textContent.includes("not JSON"))`)
+	var chats struct{ Total int }
+	e.must(http.StatusOK, "GET", "/v1/chats", nil, &chats)
+	if chats.Total != 0 {
+		t.Errorf("bad JSON by hand started %d chats", chats.Total)
+	}
 	b.poll("open echo", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":"by hand"}'; d.querySelector(".run-by-hand").click(); return true; })()`)
 	b.poll("the result shows", `[...document.querySelectorAll(".tool-out pre")].some(p => p.textContent.includes('"by hand"'))`)
 	b.shot("6-run-by-hand")

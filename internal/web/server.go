@@ -87,6 +87,7 @@ type Server struct {
 	log     *slog.Logger
 	static  fs.FS
 	pending *approvals
+	byHand  byHandChats
 
 	mu    sync.Mutex
 	chats map[string]*chatState
@@ -184,6 +185,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/packs/{name}", s.getPack)
 	mux.HandleFunc("POST /v1/packs/{name}/grants", s.grant)
 	mux.HandleFunc("DELETE /v1/packs/{name}/grants/{capability}", s.revoke)
+	mux.HandleFunc("POST /v1/packs/{name}/calls", s.runByHand)
 
 	mux.HandleFunc("GET /v1/chats", s.listChats)
 	mux.HandleFunc("POST /v1/chats", s.createChat)

@@ -113,7 +113,7 @@ function notice(text, cls = "notice") { logAppend(el("div", { class: cls }, text
 async function refreshChats(selectID) {
   const list = await api("GET", "/v1/chats");
   const sel = $("#chat-select");
-  sel.replaceChildren(...list.items.map(c => el("option", { value: c.id }, c.id)));
+  sel.replaceChildren(...list.items.map(c => el("option", { value: c.id }, c.title)));
   if (selectID) sel.value = selectID;
 }
 
@@ -377,24 +377,26 @@ async function changeGrant(pack, cap, on) {
   loadPacks();
 }
 
-const handChats = new Map(); // pack -> chat id for tools run by hand
-
 function toolForm(pack, t) {
-  const args = el("textarea", { class: "tool-args", rows: 3, cols: 60 }, "{}");
+  const args = el("textarea", { class: "tool-args", rows: 3, cols: 60, "aria-label": "Arguments (JSON)" }, "{}");
   const out = el("div", { class: "tool-out" });
   const run = async () => {
+    // The arguments are checked here first: a typo starts no chat and
+    // writes no audit row.
+    let parsed;
+    try { parsed = JSON.parse(args.value.trim() || "{}"); } catch (e) {
+      out.replaceChildren(el("span", { class: "error" }, "The arguments are not JSON: " + e.message));
+      return;
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      out.replaceChildren(el("span", { class: "error" }, "The arguments must be a JSON object: {...}"));
+      return;
+    }
     out.replaceChildren(el("span", { class: "muted" }, "Running…"));
     try {
-      let id = handChats.get(pack);
-      if (!id) {
-        id = (await api("POST", "/v1/chats", { attach: [pack] })).id;
-        await api("POST", "/v1/chats/" + id + "/calls", { name: "enable_tools", arguments: { pack_id: pack } });
-        handChats.set(pack, id);
-      }
-      let parsed;
-      try { parsed = JSON.parse(args.value || "{}"); } catch (e) { throw new Error("The arguments are not JSON: " + e.message); }
-      const r = await api("POST", "/v1/chats/" + id + "/calls", { name: pack + "__" + t.name, arguments: parsed });
-      out.replaceChildren(el("pre", { class: r.is_error ? "error" : "" }, pretty(r.content)), r.artifacts.length ? artifactList(r.artifacts, id) : "");
+      const r = await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/calls", { tool: t.name, arguments: parsed });
+      out.replaceChildren(el("div", { class: "muted" }, "Ran in the chat ", el("a", { href: "#/chat/" + r.chat }, "by hand: " + pack), "."),
+        el("pre", { class: r.is_error ? "error" : "" }, pretty(r.content)), r.artifacts.length ? artifactList(r.artifacts, r.chat) : "");
     } catch (e) { out.replaceChildren(el("span", { class: "error" }, e.message)); }
   };
   return el("details", { class: "tool" },

@@ -1,0 +1,71 @@
+package chat
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/packs-run/packs/internal/store"
+)
+
+// Summary describes a stored chat in a list of chats.
+type Summary struct {
+	ID      string
+	Created time.Time
+	// Updated is when its last message was stored, else Created.
+	Updated time.Time
+	// FirstMessage is the person's first message, cut to one line of at
+	// most 80 characters; empty when the person has written nothing.
+	FirstMessage string
+	Messages     int
+}
+
+// List returns the chats stored in db, the most recently active first, at
+// most limit of them (all when limit <= 0).
+func List(ctx context.Context, db *store.DB, limit int) ([]Summary, error) {
+	q := `SELECT c.id, c.created_at,
+		COALESCE((SELECT MAX(m.at) FROM chat_messages m WHERE m.chat = c.id), c.created_at),
+		COALESCE((SELECT m.content FROM chat_messages m WHERE m.chat = c.id AND m.role = 'user' ORDER BY m.seq LIMIT 1), ''),
+		(SELECT COUNT(*) FROM chat_messages m WHERE m.chat = c.id)
+		FROM chats c ORDER BY 3 DESC, c.id`
+	var args []any
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := db.SQL().QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chat: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var (
+			s                Summary
+			created, updated string
+			first            sql.NullString
+		)
+		if err := rows.Scan(&s.ID, &created, &updated, &first, &s.Messages); err != nil {
+			return nil, fmt.Errorf("chat: list: %w", err)
+		}
+		s.Created, _ = time.Parse(time.RFC3339Nano, created)
+		s.Updated, _ = time.Parse(time.RFC3339Nano, updated)
+		s.FirstMessage = oneLineCut(first.String, 80)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chat: list: %w", err)
+	}
+	return out, nil
+}
+
+// oneLineCut is s on one line, cut at n runes with an ellipsis.
+func oneLineCut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
