@@ -28,7 +28,9 @@ type byHandChats struct {
 	m      map[string]string // pack -> chat id
 }
 
-func (b *byHandChats) path(home string) string { return filepath.Join(home, filepath.FromSlash(byHandFile)) }
+func (b *byHandChats) path(home string) string {
+	return filepath.Join(home, filepath.FromSlash(byHandFile))
+}
 
 // load reads the file once; a missing or unreadable file is an empty map
 // (the chats stay in the list, under their first message).
