@@ -66,3 +66,22 @@ func (yesApprover) Name() string { return "yes" }
 func (yesApprover) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
 	return capability.RunOnce, nil
 }
+
+// TestPacksOwnVariablesNeverVisible: a grant that names them ("P*" and
+// "PACKS_TOKEN") still does not reach packs' own PACKS_* variables (its
+// server tokens among them); other variables it does.
+func TestPacksOwnVariablesNeverVisible(t *testing.T) {
+	req := capability.Request{EnvRead: []string{"P*", "PACKS_TOKEN"}}
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, req, []capability.UserGrant{{Capability: capability.EnvRead, Scope: capability.ScopePersistent}}, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"PACKS_TOKEN", "PACKS_MCP_TOKEN", "PACKS_HOME", "PACKS_POLICY"} {
+		if d := g.Env(name); d.Allowed() || !errors.Is(d.Err(), capability.ErrReserved) {
+			t.Errorf("Env(%s) = %v, want a denial wrapping ErrReserved", name, d)
+		}
+	}
+	if d := g.Env("PATH"); !d.Allowed() {
+		t.Errorf("Env(PATH) = %v under a grant of P*", d)
+	}
+}

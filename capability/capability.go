@@ -71,6 +71,9 @@ var (
 	// for (another invocation, pack, tool, arguments, grant or pack content),
 	// or it has no approval at all.
 	ErrApprovalMismatch = errors.New("capability: the approval does not cover this call")
+	// ErrReserved: the resource is packs' own (a PACKS_* variable): no
+	// grant reaches it.
+	ErrReserved = errors.New("capability: reserved for packs itself")
 	// ErrUnapproved: guest code tried to exercise a capability before its
 	// call was approved (a pooled instance's initializer).
 	ErrUnapproved = errors.New("capability: exercised before the call was approved")

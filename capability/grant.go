@@ -231,6 +231,9 @@ func (g Grant) outside(n Name, resource string, match func(item) bool) Decision 
 
 // Env decides whether the pack may read variable name.
 func (g Grant) Env(name string) Decision {
+	if strings.HasPrefix(name, ReservedEnvPrefix) {
+		return deny(EnvRead, name, LayerPolicy, ErrReserved, "variables named "+ReservedEnvPrefix+"* are packs' own (its home, policy and server tokens) and never visible to a pack")
+	}
 	if !g.Has(EnvRead) {
 		return g.missing(EnvRead, name)
 	}
@@ -241,6 +244,11 @@ func (g Grant) Env(name string) Decision {
 	}
 	return g.outside(EnvRead, name, func(it item) bool { return it.env.Match(name) })
 }
+
+// ReservedEnvPrefix starts the names of packs' own variables (PACKS_HOME,
+// PACKS_POLICY, PACKS_TOKEN, ...). No grant, however wide, makes one
+// visible to a pack: a token would let a tool reach packs' own API.
+const ReservedEnvPrefix = "PACKS_"
 
 // Command decides whether the pack may run program (argv[0]).
 func (g Grant) Command(program string) Decision {
