@@ -2,7 +2,12 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +131,43 @@ func TestApprovalBindsTheCall(t *testing.T) {
 	}
 	if _, err := h.rt.invoke(context.Background(), approved); err != nil {
 		t.Fatalf("the approved call itself: %v", err)
+	}
+}
+
+// TestPipelineKeepsToolsOffPacksOwnServers: an address the pipeline is told
+// is packs' own (the web app, the MCP HTTP server) is refused to a tool
+// whose grant names it exactly; the same grant reaches any other server.
+func TestPipelineKeepsToolsOffPacksOwnServers(t *testing.T) {
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a tool reached packs' own server: %s %s", r.Method, r.URL)
+	}))
+	defer own.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"pong":true}`)
+	}))
+	defer other.Close()
+	h := newHarness(t, Config{})
+	p := modulePack(t, "net", "[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n", "testdata/plugin_http.wasm", map[string]string{"get": "get"})
+	ownAddr := netip.MustParseAddrPort(own.Listener.Addr().String())
+	pl, err := NewPipeline(h.rt, PipelineConfig{
+		Grants: userGrants{{Capability: capability.Network, Scope: capability.ScopePersistent}}, Audit: h.rec,
+		Reserved: func() []netip.AddrPort { return []netip.AddrPort{ownAddr} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(url string) Outcome {
+		o, err := pl.Call(context.Background(), Request{Pack: p, Ref: capability.PackRef{Name: p.Name}, Tool: "get",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"url": %q, "method": "POST"}`, url)), Workspace: h.ws, Approvers: []capability.Approver{yes{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	if o := get(own.URL + "/v1/packs/net/grants"); !errors.Is(o.Err, capability.ErrReservedAddress) || o.Status != capability.StatusDenied {
+		t.Fatalf("a call to packs' own server: %v (%s), want ErrReservedAddress", o.Err, o.Status)
+	}
+	if o := get(other.URL + "/"); o.Err != nil || string(o.Output) != `{"pong":true}` {
+		t.Fatalf("a call to another granted server: %v, %s", o.Err, o.Output)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/packs-run/packs/capability"
@@ -43,6 +44,10 @@ type PipelineConfig struct {
 	// Home and Getenv expand "~" and "$VAR" in granted paths.
 	Home   string
 	Getenv func(string) string
+	// Reserved, when set, returns packs' own listening addresses (the web
+	// app, the MCP HTTP server) at each call: no tool connects to them,
+	// whatever its grant (hostfns.WithReserved).
+	Reserved func() []netip.AddrPort
 }
 
 // NewPipeline returns the pipeline that runs tools on rt.
@@ -274,6 +279,9 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		}
 	}
 
+	if p.cfg.Reserved != nil {
+		ctx = hostfns.WithReserved(ctx, p.cfg.Reserved()...)
+	}
 	var done func() []capability.Artifact
 	if req.Observe != nil {
 		done = req.Observe()

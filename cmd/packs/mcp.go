@@ -73,6 +73,7 @@ on loopback unless ADDR names another host.`,
 			if err != nil {
 				return err
 			}
+			c.own.Add(h.Addr())
 			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(attach), h.URL())
 			fmt.Fprintf(c.stderr, "packs: clients must send the header \"Authorization: Bearer %s\"; for Claude Code: claude mcp add --transport http packs %s --header \"Authorization: Bearer %s\"\n", token, h.URL(), token)
 			return h.Serve(ctx)

@@ -59,6 +59,10 @@ type cli struct {
 
 	home   string // --home
 	policy string // --policy
+
+	// own are the addresses packs' own servers listen on (serve, mcp
+	// --http): the pipeline keeps every tool away from them.
+	own app.Listeners
 }
 
 // run executes the packs command line args, with os.Stdin as its input,

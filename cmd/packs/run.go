@@ -142,7 +142,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		return nil, err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv)
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,7 @@ one and tools still run by hand.`,
 			if err != nil {
 				return err
 			}
+			c.own.Add(ln.Addr())
 			page := "http://" + ln.Addr().String() + "/?token=" + url.QueryEscape(token)
 			what := "no model configured"
 			if model.Provider != nil {

@@ -44,7 +44,7 @@ func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), e
 		log.Close()
 		return chat.Deps{}, nil, err
 	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, a.Policy, log, c.getenv)
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, a.Policy, log, c.getenv, &c.own)
 	if err != nil {
 		rt.Close(context.WithoutCancel(ctx))
 		log.Close()

@@ -3,7 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"net"
+	"net/netip"
 	"os"
+	"slices"
+	"sync"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
@@ -54,10 +58,41 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ro
 
 // NewPipeline returns the pipeline every front end runs tools through:
 // rt runs them, the person's grants come from Grants over db and home, the
-// policy is pol (nil for none), and log audits every call.
-func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string) (*runtime.Pipeline, error) {
+// policy is pol (nil for none), and log audits every call. own, when set,
+// lists packs' own listening addresses, which no tool may connect to.
+func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string, own *Listeners) (*runtime.Pipeline, error) {
 	userHome, _ := os.UserHomeDir()
-	return runtime.NewPipeline(rt, runtime.PipelineConfig{
+	cfg := runtime.PipelineConfig{
 		Grants: Grants{DB: db, Home: home}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
-	})
+	}
+	if own != nil {
+		cfg.Reserved = own.All
+	}
+	return runtime.NewPipeline(rt, cfg)
+}
+
+// Listeners is the set of addresses packs' own servers listen on (packs
+// serve, packs mcp --http), filled in as they start: tools never connect to
+// them. It is safe for concurrent use; the zero value is ready.
+type Listeners struct {
+	mu    sync.Mutex
+	addrs []netip.AddrPort
+}
+
+// Add records the address of a listener that just started.
+func (l *Listeners) Add(a net.Addr) {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.addrs = append(l.addrs, ap)
+}
+
+// All returns the recorded addresses.
+func (l *Listeners) All() []netip.AddrPort {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.addrs)
 }

@@ -91,7 +91,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" })
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

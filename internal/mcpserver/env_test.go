@@ -56,7 +56,7 @@ func newEnv(t testing.TB, policy string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" })
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,10 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 
 // URL is the endpoint clients connect to. For a server on every interface
 // it names the loopback address, which always works from this machine.
+// Addr is the address the server listens on.
+func (h *HTTPServer) Addr() net.Addr { return h.ln.Addr() }
+
+// URL is where clients reach the server.
 func (h *HTTPServer) URL() string {
 	addr := h.ln.Addr().String()
 	if host, port, err := net.SplitHostPort(addr); err == nil {

@@ -79,7 +79,7 @@ func openEnv(dir string) (*env, error) {
 		db.Close()
 		return nil, err
 	}
-	pl, err := app.NewPipeline(rt, db, home, nil, log, func(string) string { return "" })
+	pl, err := app.NewPipeline(rt, db, home, nil, log, func(string) string { return "" }, nil)
 	if err != nil {
 		rt.Close(ctx)
 		log.Close()
