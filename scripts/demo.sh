@@ -57,25 +57,16 @@ for dir in wasm-examples/*/; do
 	echo "demo:       installed $name (granted: $(grant_for "$name"))" >&2
 done
 
-# The address packs serve listens on: its --addr, else its default.
-addr=127.0.0.1:7777
-args=("$@")
-for i in "${!args[@]}"; do
-	case "${args[$i]}" in
-	--addr=*) addr=${args[$i]#--addr=} ;;
-	--addr) addr=${args[$((i + 1))]:-$addr} ;;
-	esac
-done
-case "$addr" in :*) addr=127.0.0.1$addr ;; esac
-
 abs_home=$(cd "$HOME_DIR" && pwd)
 step "starting the web app…"
 cat >&2 <<EOF
 
-demo: open http://$addr/ in a browser (Ctrl-C here stops it).
+demo: open the address packs serve prints below, in a browser: it ends in
+demo: ?token=... (the page needs the token; a bare address cannot get in).
+demo: Ctrl-C here stops it.
 demo: from another terminal, use the same packs with the demo home:
 demo:   PACKS_HOME=$abs_home bin/packs list
 demo:   PACKS_HOME=$abs_home bin/packs run json-tools query --yes --input '{"data":{"a":1},"path":".a"}'
 demo:   PACKS_HOME=$abs_home bin/packs audit
 EOF
-exec bin/packs --home "$HOME_DIR" serve "$@"
+exec bin/packs --home "$abs_home" serve "$@"

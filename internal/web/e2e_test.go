@@ -212,6 +212,11 @@ func TestBrowserNoModel(t *testing.T) {
 	if !strings.Contains(banner, "No model is configured") || !strings.Contains(banner, "--provider") {
 		t.Errorf("the banner says %q", banner)
 	}
+	// The exact command, for this home: not "<home>", not a bare "packs
+	// serve" that would use another home (issue 12, defect 8).
+	if want := "PACKS_HOME=" + e.app.Home.Dir() + " "; !strings.Contains(banner, want) || strings.Contains(banner, "<home>") {
+		t.Errorf("the banner does not name this home (%s): %q", want, banner)
+	}
 	b.poll("send is disabled", `document.querySelector("#send").disabled`)
 	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
 	b.step("the notes tools show", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] details.tool`)))

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,8 +77,13 @@ type Config struct {
 	Version string
 	Logger  *slog.Logger
 	// HowToConfigure tells the person how to set a model, shown when none is
-	// configured.
+	// configured. "<home>" in it stands for the state directory and is
+	// replaced by its path (only for a request with the token).
 	HowToConfigure string
+	// Executable is how the person runs packs from where the server was
+	// started, for the commands the app shows; empty: found from
+	// os.Executable, PATH and the working directory ("bin/packs").
+	Executable string
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
@@ -242,6 +248,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		Describe       string `json:"describe,omitempty"`
 		NoTools        bool   `json:"no_tools"`
 		HowToConfigure string `json:"how_to_configure,omitempty"`
+		// Commands restart this server with a model: its executable, its
+		// home. Only with the token, as they name the home.
+		Commands []string `json:"commands,omitempty"`
 	}
 	m := model{Configured: s.cfg.Model.Provider != nil, NoTools: s.cfg.Model.NoTools}
 	if isAuthenticated(r) {
@@ -249,6 +258,10 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	if !m.Configured {
 		m.HowToConfigure = s.cfg.HowToConfigure
+		if isAuthenticated(r) {
+			m.HowToConfigure = strings.ReplaceAll(m.HowToConfigure, "<home>", s.cfg.App.Home.Dir())
+			m.Commands = s.serveCommands()
+		}
 	}
 	out := map[string]any{"version": s.cfg.Version, "model": m, "authenticated": isAuthenticated(r)}
 	if isAuthenticated(r) {

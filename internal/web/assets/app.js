@@ -89,11 +89,18 @@ async function loadStatus() {
   $("#model").textContent = m.configured ? "model: " + m.describe : "no model configured";
   const banner = $("#banner");
   if (!m.configured) {
+    // The exact commands for this server's home and executable: a bare
+    // "packs serve" may not be on PATH, and would open another home.
+    const cmds = m.commands || [];
     banner.hidden = false;
     banner.replaceChildren(
       el("strong", {}, "No model is configured. "),
-      m.how_to_configure || "",
-      " Meanwhile you can run pack tools by hand from the ",
+      cmds.length ? "Stop this server (Ctrl-C) and start it with a model, from the same folder. For a local Ollama:" : m.how_to_configure || "",
+      cmds.length ? el("pre", { class: "cmd" }, cmds[0]) : null,
+      cmds.length > 1 ? "For Anthropic:" : null,
+      cmds.length > 1 ? el("pre", { class: "cmd" }, cmds[1]) : null,
+      cmds.length ? el("details", {}, el("summary", {}, "Other ways"), m.how_to_configure || "") : null,
+      "Meanwhile you can run pack tools by hand from the ",
       el("a", { href: "#/packs" }, "Packs page"), ".");
     $("#send").disabled = true;
   }
