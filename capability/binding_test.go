@@ -85,3 +85,29 @@ func TestPacksOwnVariablesNeverVisible(t *testing.T) {
 		t.Errorf("Env(PATH) = %v under a grant of P*", d)
 	}
 }
+
+// TestCompiledRequestResolvesAlike: a request compiled once (as a pack's
+// loader does) resolves to the same grant as the plain request.
+func TestCompiledRequestResolvesAlike(t *testing.T) {
+	req := capability.Request{Network: []string{"api.example.com", "*.example.org:8443"}, EnvRead: []string{"LANG", "LC_*"}, TerminalExec: capability.ExecRequest{Commands: []string{"git"}}}
+	compiled, err := req.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}, {Capability: capability.EnvRead, Scope: capability.ScopeOnce}}
+	ref := capability.PackRef{Name: "p"}
+	a, err := capability.Resolve(ref, req, user, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := capability.Resolve(ref, compiled, user, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Digest() != b.Digest() || a.Digest() == "" {
+		t.Fatalf("digests %s and %s", a.Digest(), b.Digest())
+	}
+	if _, err := (capability.Request{Network: []string{"http://x"}}).Compile(); err == nil {
+		t.Fatal("a bad pattern compiled")
+	}
+}

@@ -22,6 +22,21 @@ type Request struct {
 	EnvRead         []string // variable names or prefixes with a trailing "*": "AWS_*"
 	SecretsAccess   []string // secret names
 	Limits          Limits
+
+	c *compiled // set by Compile: the patterns, parsed once
+}
+
+// Compile parses every pattern once and returns a copy of r that keeps
+// them, so that resolving a grant for each call does not parse them again
+// (a pack's loader compiles its request at load). A change to the fields
+// of the copy afterwards is not seen by what it compiled: compile again.
+func (r Request) Compile() (Request, error) {
+	c, err := r.compile()
+	if err != nil {
+		return r, err
+	}
+	r.c = &c
+	return r, nil
 }
 
 // Names lists the capabilities the request asks for, in the order of All.

@@ -221,9 +221,14 @@ func (v layerVerdict) text(n Name) string {
 }
 
 func resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (*resolution, error) {
-	c, err := req.compile()
-	if err != nil {
-		return nil, err
+	var c compiled
+	if req.c != nil {
+		c = *req.c
+	} else {
+		var err error
+		if c, err = req.compile(); err != nil {
+			return nil, err
+		}
 	}
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }

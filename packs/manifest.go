@@ -184,6 +184,11 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 	}
 	m.Capabilities = p.request(md.Capabilities)
 	m.Capabilities.Limits = p.limits(md.Limits)
+	// Parsed once here, not at every call's grant; a pattern that does not
+	// parse was reported above, and resolving then reports it again.
+	if c, err := m.Capabilities.Compile(); err == nil {
+		m.Capabilities = c
+	}
 	return m
 }
 

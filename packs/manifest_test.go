@@ -164,7 +164,7 @@ func TestManifestFindings(t *testing.T) {
 		{"two-unknown-keys", "[skill]\nid = \"x\"\nidd = 1\n[capabilities]\nnetwrk = []\n", []string{"error:toml-unknown-key@3", "error:toml-unknown-key@5"}},
 		{"unknown-table", "[skil]\nid = \"x\"\n", []string{"error:toml-unknown-key@1"}},
 		{"unknown-in-inline", "[capabilities]\nterminal_exec = { allowed = true, commands = [\"git\"], only = 1 }\n", []string{"error:toml-unknown-key@2"}},
-		{"each-bad-pattern", "[capabilities]\nnetwork = [\"ok.example.com\", \"http://x\", \"a:80\"]\nenv_read = [\n  \"HOME\",\n  \"*\",\n]\n",
+		{"each-bad-pattern", "[capabilities]\nnetwork = [\"ok.example.com\", \"http://x\", \"a:0\"]\nenv_read = [\n  \"HOME\",\n  \"*\",\n]\n",
 			[]string{"error:capability-pattern@2", "error:capability-pattern@2", "error:capability-pattern@5"}},
 		{"bad-path", "[capabilities]\nfilesystem_read = [\"relative/dir\"]\nfilesystem_write = [\"./ok\", \"/tmp/../etc\"]\n",
 			[]string{"error:capability-pattern@2", "error:capability-pattern@3"}},
