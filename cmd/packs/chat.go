@@ -30,9 +30,10 @@ func (c *cli) chatCommand() *cobra.Command {
 		yes     bool
 		asJSON  bool
 		chatID  string
+		wsDir   string
 	)
 	cmd := &cobra.Command{
-		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT [--yes] [--json]] [--chat ID]",
+		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT [--yes] [--json]] [--chat ID | --workspace DIR]",
 		Short: "Chat with a model that uses the attached packs, one approved step at a time",
 		Long: `packs chat talks to a model (OpenAI-compatible Chat Completions, by default a
 local Ollama at ` + llm.DefaultOpenAIBaseURL + `, or Anthropic Messages). The model
@@ -71,6 +72,16 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			if asJSON && message == "" {
 				return usageError("chat: --json goes with --message: the interactive chat prints text")
 			}
+			if wsDir != "" && chatID != "" {
+				return usageError("chat: --workspace starts a new chat in DIR; a chat resumed with --chat keeps its own workspace")
+			}
+			if wsDir != "" {
+				abs, err := filepath.Abs(wsDir)
+				if err != nil {
+					return usageError("chat: --workspace: %v", err)
+				}
+				wsDir = abs
+			}
 			ctx := cmd.Context()
 			a, deps, closeSession, err := c.openSession(ctx)
 			if err != nil {
@@ -85,7 +96,7 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			s, err := chat.Open(ctx, deps, chat.Options{ID: chatID, Attach: attach})
+			s, err := chat.Open(ctx, deps, chat.Options{ID: chatID, Attach: attach, Workspace: wsDir})
 			if err != nil {
 				if errors.Is(err, chat.ErrNotFound) {
 					return exitWith(exitUsage, err)
@@ -114,6 +125,7 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 	f.BoolVar(&yes, "yes", false, "with --message: approve this turn's tool calls")
 	f.BoolVar(&asJSON, "json", false, "with --message: print the turn as one JSON object (see above)")
 	f.StringVar(&chatID, "chat", "", "resume the chat with this id")
+	f.StringVar(&wsDir, "workspace", "", "a new chat works in DIR (made when missing): its tools see it at /workspace, e.g. the logs to triage (default <home>/workspaces/CHAT)")
 	return cmd
 }
 
