@@ -48,9 +48,10 @@ var (
 	// ErrCommandNotFound means a granted command is not an executable file on
 	// the fixed exec PATH (or at its absolute path).
 	ErrCommandNotFound = errors.New("hostfns: command not found")
-	// ErrTimeout means a native command ran past its timeout; its whole process
-	// group was killed.
-	ErrTimeout = errors.New("hostfns: command timed out")
+	// ErrTimeout means a call ran past its time limit: a native command (its
+	// whole process group was killed) or a guest (it was stopped). It is the
+	// one sentinel for that meaning; runtime.ErrTimeout is the same value.
+	ErrTimeout = errors.New("hostfns: time limit exceeded")
 	// ErrBadModule means a wasm binary could not be parsed.
 	ErrBadModule = errors.New("hostfns: malformed wasm module")
 	// ErrRecord means the Recorder failed; the exercise did not happen.

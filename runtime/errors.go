@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 )
 
 // Errors from Invoke and Precompile. Check them with errors.Is; a refused
@@ -16,7 +17,9 @@ var (
 	ErrNotApproved = fmt.Errorf("runtime: call not approved by the gate: %w", capability.ErrDenied)
 	// ErrTimeout: the call ran past Limits.Timeout and the guest (or the
 	// native command's process group) was stopped.
-	ErrTimeout = errors.New("runtime: time limit exceeded")
+	// It is hostfns.ErrTimeout (one sentinel per meaning), named here too
+	// because it is the runtime's answer for guests as well.
+	ErrTimeout = hostfns.ErrTimeout
 	// ErrMemoryLimit: the guest asked for more linear memory than
 	// Limits.MemoryPages, or its module declares more than that up front.
 	ErrMemoryLimit = errors.New("runtime: memory limit exceeded")

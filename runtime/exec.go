@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -32,8 +30,6 @@ func (r *Runtime) runExec(ctx context.Context, inv Invocation, input []byte, lim
 	})
 	res := Result{Stderr: out.Stderr, ExitCode: out.ExitCode, Duration: out.Duration, Truncated: out.Truncated}
 	switch {
-	case errors.Is(err, hostfns.ErrTimeout):
-		return res, fmt.Errorf("%w: %w", ErrTimeout, err)
 	case err != nil:
 		return res, err
 	case out.ExitCode != 0:

@@ -295,18 +295,18 @@ func TestNetworkGrantedAndDenied(t *testing.T) {
 
 func TestEnvGrantedAndDenied(t *testing.T) {
 	wasm := needGoPlugin(t)
-	t.Setenv("PACKS_TEST_VISIBLE", "seen")
-	t.Setenv("PACKS_TEST_HIDDEN", "secret")
+	t.Setenv("PROBE_TEST_VISIBLE", "seen")
+	t.Setenv("PROBE_TEST_HIDDEN", "secret")
 	h := newHarness(t, Config{})
-	p := modulePack(t, "env", "[capabilities]\nenv_read = [\"PACKS_TEST_VISIBLE\"]\n", wasm, map[string]string{"getenv": "getenv"})
+	p := modulePack(t, "env", "[capabilities]\nenv_read = [\"PROBE_TEST_VISIBLE\"]\n", wasm, map[string]string{"getenv": "getenv"})
 	cases := []struct {
 		name, variable string
 		granted        []capability.Name
 		want           string
 	}{
-		{"granted", "PACKS_TEST_VISIBLE", nil, `{"set":true,"value":"seen"}`},
-		{"not in the grant", "PACKS_TEST_HIDDEN", nil, `{"set":false,"value":""}`},
-		{"requested, not granted", "PACKS_TEST_VISIBLE", []capability.Name{}, `{"set":false,"value":""}`},
+		{"granted", "PROBE_TEST_VISIBLE", nil, `{"set":true,"value":"seen"}`},
+		{"not in the grant", "PROBE_TEST_HIDDEN", nil, `{"set":false,"value":""}`},
+		{"requested, not granted", "PROBE_TEST_VISIBLE", []capability.Name{}, `{"set":false,"value":""}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -319,7 +319,7 @@ func TestEnvGrantedAndDenied(t *testing.T) {
 				t.Fatalf("got %s, want %s", got, c.want)
 			}
 			recs := h.rec.find(inv.ID, capability.EnvRead)
-			exposed := len(recs) == 1 && recs[0].Allowed && recs[0].Resource == "PACKS_TEST_VISIBLE"
+			exposed := len(recs) == 1 && recs[0].Allowed && recs[0].Resource == "PROBE_TEST_VISIBLE"
 			if exposed != (c.granted == nil) {
 				t.Fatalf("recorded exposures %+v (granted: %v)", recs, c.granted == nil)
 			}
@@ -678,7 +678,7 @@ func TestFirstCallHitsTheDiskCache(t *testing.T) {
 // never served from the pool: an instance built ahead of its call is shown
 // no variable, and the environment is fixed once it is built.
 func TestPoolRefills(t *testing.T) {
-	t.Setenv("PACKS_POOL_TEST", "1")
+	t.Setenv("PROBE_POOL_TEST", "1")
 	h := newHarness(t, Config{PoolSize: 2})
 	p := modulePack(t, "refill", "", pluginWasm, map[string]string{"echo": "echo"})
 	g := h.grant(p, nil)
@@ -707,7 +707,7 @@ func TestPoolRefills(t *testing.T) {
 	}
 	full()
 
-	env := modulePack(t, "refill-env", "[capabilities]\nenv_read = [\"PACKS_POOL_TEST\"]\n", pluginWasm, map[string]string{"echo": "echo"})
+	env := modulePack(t, "refill-env", "[capabilities]\nenv_read = [\"PROBE_POOL_TEST\"]\n", pluginWasm, map[string]string{"echo": "echo"})
 	inv := h.invocation(env, "echo", `{}`, h.grant(env, nil))
 	begin := time.Now()
 	if _, err := h.rt.invoke(context.Background(), inv); err != nil {

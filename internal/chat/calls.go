@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -197,7 +196,7 @@ func errorKind(err error) string {
 		return ErrKindDenied
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNotAFile):
 		return ErrKindNotFound
-	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, hostfns.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return ErrKindTimeout
 	case errors.Is(err, context.Canceled):
 		return ErrKindStopped
