@@ -25,6 +25,7 @@ const (
 	codeNoModel      = "no_model"
 	codeInvalidPack  = "invalid_pack"
 	codeInternal     = "internal"
+	codeTooLarge     = "too_large"
 )
 
 // apiError is the body of every error response.
@@ -58,6 +59,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 			Message: "web: the pack has errors: fix them (packs validate shows them) and install it again", Findings: le.Findings}})
 	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec):
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
+	case errors.Is(err, errTooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, err.Error())
 	case errors.Is(err, chat.ErrNotFound), errors.Is(err, packs.ErrNotInstalled), errors.Is(err, errNotFound):
 		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
 	case errors.Is(err, capability.ErrDenied):
@@ -74,6 +77,7 @@ var (
 	errBadRequest = errors.New("web: bad request")
 	errNotFound   = errors.New("web: not found")
 	errBusy       = errors.New("web: a turn is already running in this chat")
+	errTooLarge   = errors.New("web: too large")
 )
 
 // maxJSONBody bounds a JSON request body.

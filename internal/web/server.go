@@ -84,6 +84,9 @@ type Config struct {
 	// started, for the commands the app shows; empty: found from
 	// os.Executable, PATH and the working directory ("bin/packs").
 	Executable string
+	// MaxWorkspaceFile bounds one file uploaded into a chat's workspace
+	// (default 32 MiB).
+	MaxWorkspaceFile int64
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
@@ -203,6 +206,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/chats/{id}/calls", s.callByHand)
 	mux.HandleFunc("GET /v1/chats/{id}/events", s.events)
 	mux.HandleFunc("GET /v1/chats/{id}/artifacts", s.listArtifacts)
+	mux.HandleFunc("GET /v1/chats/{id}/files", s.listFiles)
+	mux.HandleFunc("POST /v1/chats/{id}/files", s.uploadFiles)
 	mux.HandleFunc("GET /v1/chats/{id}/files/{path...}", s.file)
 
 	mux.HandleFunc("GET /v1/invocations", s.listPending)
