@@ -46,6 +46,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.policyCommand(),
 		c.auditCommand(),
 		c.manCommand(),
+		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
 	}
 }
 
@@ -97,7 +98,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(c.stderr, errorLine(root, msg)+portHint(cmd, err))
+		fmt.Fprintln(c.stderr, errorLine(root, msg)+portHint(cmd, err)+errorHint(err))
 	}
 	return code
 }
@@ -115,6 +116,19 @@ func errorLine(root *cobra.Command, msg string) string {
 		}
 	}
 	return "packs: " + msg
+}
+
+// errorHint is what the person can do about an error of the library, by
+// its sentinel: the library's messages say what failed, never which command
+// to run (it is embedded in programs that have no such commands).
+func errorHint(err error) string {
+	switch {
+	case errors.Is(err, packs.ErrModified):
+		return ": reinstall the pack with packs add, or remove it with packs remove"
+	case errors.Is(err, packs.ErrNotInstalled):
+		return ": see packs list, or install it with packs add"
+	}
+	return ""
 }
 
 // addrFlags name, per command, the flag that chooses where it listens.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/internal/author"
+)
+
+func (c *cli) testCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "test [DIR]",
+		Short: "Run a pack's own tests offline, through the real runtime",
+		Long: `test runs the cases in the pack's tests/*.yaml (DIR defaults to .): each
+calls one tool through the same pipeline as packs run (schema, gate, grant,
+integrity, sandbox, audit), with the grant the case names and host effects
+faked by the case (HTTP answers, workspace files, stub commands), then
+checks the output or error and the capabilities exercised, allowed and
+denied. Nothing reaches the network or the real commands. The format is
+in docs/authoring.md.
+
+One line per case goes to stdout ("ok" or "FAIL" and why). Exit status: 0
+when every case passes, 1 when any fails or a test file has errors.`,
+		Args: nargs(0, 1, "at most one pack folder"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := packDir(args)
+			results, fs, err := author.Test(cmd.Context(), dir, author.TestOptions{CacheDir: c.validateCache(), Report: c.stdout})
+			for _, f := range fs {
+				fmt.Fprintln(c.stdout, f.String())
+			}
+			passed := 0
+			for _, r := range results {
+				if r.Passed() {
+					passed++
+				}
+			}
+			switch {
+			case errors.Is(err, author.ErrNoTests):
+				return fmt.Errorf("test: %s has no tests: add tests/*.yaml (see docs/authoring.md)", dir)
+			case err != nil && len(results) > 0:
+				return fmt.Errorf("test: %s: %d of %d cases failed", dir, len(results)-passed, len(results))
+			case err != nil:
+				return fmt.Errorf("test: %s: %s", dir, trimOrigin(err))
+			}
+			fmt.Fprintf(c.stderr, "%s: %d cases passed\n", dir, passed)
+			return nil
+		},
+	}
+	return cmd
+}
