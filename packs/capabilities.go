@@ -41,7 +41,7 @@ func (h *Home) SetCapabilities(ctx context.Context, name string, compute func(Lo
 	}
 	cur, ok := lf.Entry(name)
 	if !ok {
-		return LockEntry{}, fmt.Errorf("%w: %s: see packs list, or install it with packs add", ErrNotInstalled, name)
+		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
 	caps, err := compute(cur)
 	if err != nil {

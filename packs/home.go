@@ -151,7 +151,7 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	}
 	e, ok := l.Entry(name)
 	if !ok {
-		return LockEntry{}, fmt.Errorf("%w: %s: see packs list, or install it with packs add", ErrNotInstalled, name)
+		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
 	return e, nil
 }
@@ -179,11 +179,11 @@ func (h *Home) Verify(name string) error {
 	got, err := Digest(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s: its folder %s is missing: reinstall it with packs add: %w", ErrModified, name, dir, err)
+		return fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, name, dir, err)
 	case err != nil:
 		return fmt.Errorf("%w: %s: %w", ErrModified, name, err)
 	case subtle.ConstantTimeCompare([]byte(got), []byte(e.Integrity)) != 1:
-		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s): reinstall it with packs add, or remove it", ErrModified, name, dir, e.Integrity, got)
+		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, name, dir, e.Integrity, got)
 	}
 	return nil
 }

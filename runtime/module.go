@@ -107,7 +107,7 @@ func (r *Runtime) load(ctx context.Context, p *packs.Pack, t *packs.Tool) (*modu
 	}
 	raw, sha, err := r.readModule(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reinstall the pack or rebuild the module", err)
+		return nil, err
 	}
 	key := moduleKey{sha: sha, abi: t.Run.ABI}
 	r.mu.Lock()

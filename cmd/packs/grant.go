@@ -78,7 +78,7 @@ still would not hold, and why (the policy, for one).`,
 			res := grantResult{Pack: p.Name, Chat: chat, Granted: []grantJSON{}, Notes: []string{}}
 			if _, err := a.Grant(ctx, p.Name, chat, grants); err != nil {
 				if errors.Is(err, packs.ErrModified) {
-					return fmt.Errorf("grant: refused, nothing was recorded: %w: reinstall it with packs add, or remove it", err)
+					return fmt.Errorf("grant: refused, nothing was recorded: %w", err)
 				}
 				return err
 			}

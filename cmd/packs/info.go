@@ -27,7 +27,7 @@ it asks for next to whether it was granted.`,
 				return err
 			}
 			if a == nil {
-				return fmt.Errorf("%w: %s: see packs list, or install it with packs add", packs.ErrNotInstalled, args[0])
+				return fmt.Errorf("%w: %s", packs.ErrNotInstalled, args[0])
 			}
 			defer a.Close()
 			ip, err := a.Pack(cmd.Context(), args[0])

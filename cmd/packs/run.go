@@ -166,7 +166,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		case errors.Is(err, capability.ErrNoApprover):
 			err = fmt.Errorf("%w: pass --yes to approve this call", err)
 		case errors.Is(err, packs.ErrModified):
-			err = fmt.Errorf("refusing to run: %w: reinstall it with packs add, or remove it", err)
+			err = fmt.Errorf("refusing to run: %w", err)
 		}
 		return nil, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
 	}

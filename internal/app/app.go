@@ -157,10 +157,10 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, e
 		// the digest here.
 		got, err := packs.Digest(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: reinstall it with packs add: %w", packs.ErrModified, name, err)
+			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: %w", packs.ErrModified, name, err)
 		}
 		if got != cur.Integrity {
-			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: the files in %s no longer match it (found %s): reinstall it with packs add", packs.ErrModified, name, dir, got)
+			return nil, fmt.Errorf("%w: %s: packs.lock was not updated: the files in %s no longer match it (found %s)", packs.ErrModified, name, dir, got)
 		}
 		p, err := packs.Load(dir, packs.LoadOptions{})
 		if err != nil {
