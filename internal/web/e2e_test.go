@@ -113,10 +113,7 @@ func TestBrowser(t *testing.T) {
 	if note != "# Note\n" {
 		t.Errorf("opening the artifact gave %q", note)
 	}
-	side := must(t, ctx, chromedp.Text(chromedp.CSS("#artifacts")))
-	if !strings.Contains(side, "note.md") {
-		t.Errorf("the artifacts list says %q", side)
-	}
+	poll("the note is among the chat's files", `document.querySelector("#files").textContent.includes("note.md")`)
 
 	step("open the audit page", chromedp.Click(chromedp.CSS("#nav-audit")))
 	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 3`)
@@ -286,4 +283,35 @@ func TestBrowserFailedTurn(t *testing.T) {
 			`!document.querySelector("#send").disabled && document.querySelector("#stop").hidden`)
 	}
 	b.shot("failed-turn")
+}
+
+// TestBrowserFiles: the incident-triage sample logs go into a chat's
+// workspace from the page, are listed, and come back (issue 12, defect 5).
+func TestBrowserFiles(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	samples, err := filepath.Glob(filepath.Join("..", "..", "wasm-examples", "incident-triage", "samples", "*.log"))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("no sample logs: %v", err)
+	}
+	for i, p := range samples {
+		if samples[i], err = filepath.Abs(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the empty workspace says so", `document.querySelector("#files").textContent.includes("No files yet")`)
+	b.step("upload the sample logs", chromedp.SetUploadFiles(chromedp.CSS("#upload-input"), samples))
+	b.poll("the logs are listed", count("#files li.file")+fmt.Sprintf(" === %d", len(samples)))
+	got := must(t, b.ctx, chromedp.Evaluate[string](`fetch(document.querySelector("#files li.file a.open").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	want, err := os.ReadFile(samples[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("the first file came back with %d bytes, want %d", len(got), len(want))
+	}
+	b.shot("files")
 }

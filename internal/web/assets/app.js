@@ -152,6 +152,7 @@ function openChat(c) {
   on("decided", d => decidedCard(d));
   on("tool_done", d => doneCard(d));
   on("notice", d => notice(d.message));
+  on("files", () => loadFiles());
   on("turn_done", () => turnEnded());
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
 }
@@ -336,9 +337,46 @@ function artifactList(arts, chat = state.chat) {
       el("a", { class: "download", href: fileURL(chat, a.path, true) }, "Download")))));
 }
 
-function renderArtifacts(arts) {
-  const ul = $("#artifacts");
-  ul.replaceChildren(...(arts.length ? artifactList(arts).children : [el("li", { class: "muted" }, "none yet")]));
+// renderArtifacts refreshes the chat's file list: artifacts are files in
+// its workspace too.
+function renderArtifacts() { loadFiles(); }
+
+function humanSize(n) {
+  return n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KB" : (n / (1 << 20)).toFixed(1) + " MB";
+}
+
+async function loadFiles() {
+  const ul = $("#files");
+  if (!state.chat) { ul.replaceChildren(el("li", { class: "muted" }, "Start a chat to give it files.")); return; }
+  let list;
+  try { list = await api("GET", "/v1/chats/" + encodeURIComponent(state.chat) + "/files"); } catch (e) {
+    ul.replaceChildren(el("li", { class: "error" }, e.message)); return;
+  }
+  if (!list.items.length) {
+    ul.replaceChildren(el("li", { class: "muted" }, "No files yet. Upload logs or data for the chat's tools: they see them at /workspace."));
+    return;
+  }
+  ul.replaceChildren(...list.items.map(f => el("li", { class: "file" },
+    el("a", { class: "open", href: fileURL(state.chat, f.path), target: "_blank", rel: "noopener", title: f.mime }, f.path),
+    el("span", {}, el("span", { class: "muted small" }, humanSize(f.size_bytes)), " ",
+      el("a", { class: "download", href: fileURL(state.chat, f.path, true), title: "Download " + f.path, "aria-label": "Download " + f.path }, "⤓")))));
+  if (list.truncated) ul.append(el("li", { class: "muted" }, "… more files than are listed"));
+}
+
+async function uploadFiles(files) {
+  const out = $("#upload-result");
+  if (!files || !files.length) return;
+  if (!state.chat) await newChat();
+  const fd = new FormData();
+  for (const f of files) fd.append("file", f, f.name);
+  out.textContent = "Uploading " + files.length + " file(s)…";
+  try {
+    const r = await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/files", fd);
+    out.textContent = "Uploaded " + r.items.map(f => f.path).join(", ") + ".";
+  } catch (e) { out.textContent = e.message; out.className = "error small"; return; }
+  out.className = "muted small";
+  $("#upload-input").value = "";
+  loadFiles();
 }
 
 // ---- packs ----
@@ -482,6 +520,11 @@ async function start() {
   $("#composer-form").addEventListener("submit", send);
   $("#stop").addEventListener("click", stop);
   $("#install-form").addEventListener("submit", install);
+  $("#upload-input").addEventListener("change", ev => uploadFiles(ev.target.files));
+  const drop = $("#drop");
+  drop.addEventListener("dragover", ev => { ev.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", ev => { ev.preventDefault(); drop.classList.remove("over"); uploadFiles(ev.dataTransfer.files); });
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
   window.addEventListener("hashchange", route);
