@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"slices"
 	"strings"
@@ -68,17 +69,45 @@ func TestStdioEndToEnd(t *testing.T) {
 
 // BenchmarkMCPToolsCallStdio measures one tools/call round trip of a trivial
 // WASM tool (echo-pack's echo, an Extism plugin of 273 bytes) over the stdio
-// framing, with the runtime's instance pool warm: JSON-RPC decode, schema
-// check, the gate (the policy approves), a fresh instance from the pool,
-// the call, the durable audit record and the response.
+// framing, with the runtime's instance pool warm: JSON-RPC decode, the
+// pipeline (schema check, the gate with the policy approving, the grant,
+// the integrity check of the installed pack, a fresh instance from the
+// pool, the call, the durable audit record) and the response. Its peer in
+// the same run, bare-sdk, is the official MCP SDK alone over the same pipes
+// with a Go handler that echoes: the floor of any MCP server.
 func BenchmarkMCPToolsCallStdio(b *testing.B) {
-	e := newEnv(b, autoApproveEcho)
-	cs := e.connectStdio(b, nil)
 	ctx := context.Background()
-	if _, isErr := callText(b, cs, "enable_tools", map[string]any{"pack_id": "echo-pack"}); isErr {
-		b.Fatal("enable_tools failed")
-	}
-	params := &mcp.CallToolParams{Name: "echo-pack__echo", Arguments: map[string]any{"message": "ping"}}
+	b.Run("packs", func(b *testing.B) {
+		e := newEnv(b, autoApproveEcho)
+		cs := e.connectStdio(b, nil)
+		if _, isErr := callText(b, cs, "enable_tools", map[string]any{"pack_id": "echo-pack"}); isErr {
+			b.Fatal("enable_tools failed")
+		}
+		benchToolsCall(b, cs, &mcp.CallToolParams{Name: "echo-pack__echo", Arguments: map[string]any{"message": "ping"}})
+	})
+	b.Run("bare-sdk", func(b *testing.B) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+		srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		toServer, fromClient := io.Pipe()
+		toClient, fromServer := io.Pipe()
+		go srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer})
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchToolsCall(b, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping"}})
+	})
+}
+
+// benchToolsCall times tools/call round trips of params on cs, after a
+// warm-up, and reports the median and the 99th percentile.
+func benchToolsCall(b *testing.B, cs *mcp.ClientSession, params *mcp.CallToolParams) {
+	ctx := context.Background()
 	for range 20 { // warm the pool and the audit log
 		if _, err := cs.CallTool(ctx, params); err != nil {
 			b.Fatal(err)
