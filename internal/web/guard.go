@@ -23,8 +23,9 @@ func tokenCookie(boundAddr string) string {
 // token, and cross-origin protection of state changes (CSRF).
 //
 // The token is required of every request but the public ones: GET and HEAD
-// of the page's own files (they hold no data) and of GET /v1/status (the
-// version and whether a model is set; it names no path). Every other /v1
+// of the page's own files (they hold no data), of GET /v1/status (the
+// version and whether a model is set; it names no path) and of GET
+// /v1/openapi.json (the API's description). Every other /v1
 // request, whatever its method, needs it, on loopback too: a tool granted
 // network to 127.0.0.1 reaches the port like any local process, and must
 // neither change grants or approvals nor read chats, files or the audit
@@ -60,7 +61,7 @@ func public(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	return r.URL.Path == "/v1/status" || (r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/"))
+	return r.URL.Path == "/v1/status" || r.URL.Path == "/v1/openapi.json" || (r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/"))
 }
 
 // authenticated is set on the requests that carried the token, for the

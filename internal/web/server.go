@@ -182,46 +182,74 @@ func (s *Server) Handler(boundAddr string) (http.Handler, error) {
 	return g.wrap(s.routes()), nil
 }
 
+// route is one endpoint of the /v1 API: "METHOD /v1/path", as
+// http.ServeMux reads it. The OpenAPI document describes exactly these
+// (a test checks both ways).
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// apiRoutes lists every endpoint of the /v1 API.
+func (s *Server) apiRoutes() []route {
+	return []route{
+		{"GET /v1/status", s.status},
+		{"GET /v1/openapi.json", s.openAPI},
+		{"GET /v1/capabilities", s.listCapabilities},
+		{"GET /v1/capabilities/{id}", s.getCapability},
+
+		{"GET /v1/packs", s.listPacks},
+		{"POST /v1/packs", s.installPack},
+		{"GET /v1/packs/{name}", s.getPack},
+		{"POST /v1/packs/{name}/grants", s.grant},
+		{"DELETE /v1/packs/{name}/grants/{capability}", s.revoke},
+		{"POST /v1/packs/{name}/calls", s.runByHand},
+
+		{"GET /v1/chats", s.listChats},
+		{"POST /v1/chats", s.createChat},
+		{"GET /v1/chats/{id}", s.getChat},
+		{"POST /v1/chats/{id}/packs", s.attach},
+		{"DELETE /v1/chats/{id}/packs/{pack}", s.detach},
+		{"POST /v1/chats/{id}/messages", s.send},
+		{"POST /v1/chats/{id}/stop", s.stop},
+		{"POST /v1/chats/{id}/calls", s.callByHand},
+		{"GET /v1/chats/{id}/events", s.events},
+		{"GET /v1/chats/{id}/artifacts", s.listArtifacts},
+		{"GET /v1/chats/{id}/files", s.listFiles},
+		{"POST /v1/chats/{id}/files", s.uploadFiles},
+		{"GET /v1/chats/{id}/files/{path...}", s.file},
+
+		{"GET /v1/invocations", s.listPending},
+		{"POST /v1/invocations/{id}/approve", s.approve},
+		{"POST /v1/invocations/{id}/deny", s.deny},
+
+		{"GET /v1/audit", s.audit},
+		{"GET /v1/audit/verify", s.verifyAudit},
+	}
+}
+
 // routes maps every path of the API and the UI.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", s.status)
-	mux.HandleFunc("GET /v1/capabilities", s.listCapabilities)
-	mux.HandleFunc("GET /v1/capabilities/{id}", s.getCapability)
-
-	mux.HandleFunc("GET /v1/packs", s.listPacks)
-	mux.HandleFunc("POST /v1/packs", s.installPack)
-	mux.HandleFunc("GET /v1/packs/{name}", s.getPack)
-	mux.HandleFunc("POST /v1/packs/{name}/grants", s.grant)
-	mux.HandleFunc("DELETE /v1/packs/{name}/grants/{capability}", s.revoke)
-	mux.HandleFunc("POST /v1/packs/{name}/calls", s.runByHand)
-
-	mux.HandleFunc("GET /v1/chats", s.listChats)
-	mux.HandleFunc("POST /v1/chats", s.createChat)
-	mux.HandleFunc("GET /v1/chats/{id}", s.getChat)
-	mux.HandleFunc("POST /v1/chats/{id}/packs", s.attach)
-	mux.HandleFunc("DELETE /v1/chats/{id}/packs/{pack}", s.detach)
-	mux.HandleFunc("POST /v1/chats/{id}/messages", s.send)
-	mux.HandleFunc("POST /v1/chats/{id}/stop", s.stop)
-	mux.HandleFunc("POST /v1/chats/{id}/calls", s.callByHand)
-	mux.HandleFunc("GET /v1/chats/{id}/events", s.events)
-	mux.HandleFunc("GET /v1/chats/{id}/artifacts", s.listArtifacts)
-	mux.HandleFunc("GET /v1/chats/{id}/files", s.listFiles)
-	mux.HandleFunc("POST /v1/chats/{id}/files", s.uploadFiles)
-	mux.HandleFunc("GET /v1/chats/{id}/files/{path...}", s.file)
-
-	mux.HandleFunc("GET /v1/invocations", s.listPending)
-	mux.HandleFunc("POST /v1/invocations/{id}/approve", s.approve)
-	mux.HandleFunc("POST /v1/invocations/{id}/deny", s.deny)
-
-	mux.HandleFunc("GET /v1/audit", s.audit)
-	mux.HandleFunc("GET /v1/audit/verify", s.verifyAudit)
-
+	for _, rt := range s.apiRoutes() {
+		mux.HandleFunc(rt.pattern, rt.handler)
+	}
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: see docs for the /v1 API", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: GET /v1/openapi.json describes the /v1 API", r.Method, r.URL.Path))
 	})
 	mux.Handle("/", s.ui())
 	return mux
+}
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+// openAPI serves the OpenAPI 3.1 description of the /v1 API. It is public,
+// like the page's own files: it describes the API and holds no data.
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write(openAPIDoc)
 }
 
 // ui serves the embedded assets with a strict content security policy: the
