@@ -61,7 +61,6 @@ type TestFakes struct {
 	HTTP     []FakeHTTP
 	Files    map[string]string // workspace-relative path → content, written before the call
 	Commands []FakeCommand     // spec 001's mock_commands
-	Env      map[string]string // the host environment a granted env_read sees
 }
 
 // FakeHTTP answers requests to one URL.
@@ -177,7 +176,6 @@ type fakesDoc struct {
 	HTTP     []fakeHTTPDoc     `yaml:"http"`
 	Files    map[string]string `yaml:"files"`
 	Commands []fakeCommandDoc  `yaml:"commands"`
-	Env      map[string]string `yaml:"env"`
 }
 
 type fakeHTTPDoc struct {
@@ -408,7 +406,7 @@ func convertCase(file string, line, i int, c testCaseDoc, rep *reporter) (TestCa
 			bad("case %q: expected file %q: use a relative path inside the workspace, without ..", tc.Name, p)
 		}
 	}
-	tc.Fakes.Files, tc.Fakes.Env, tc.Expect.Files = c.Fakes.Files, c.Fakes.Env, c.Expect.Files
+	tc.Fakes.Files, tc.Expect.Files = c.Fakes.Files, c.Expect.Files
 	for _, m := range c.Fakes.Commands {
 		if m.Command == "" || strings.ContainsAny(m.Command, "/\\\x00") || m.Command == "." || m.Command == ".." {
 			bad("case %q: fake command %q: name the program as the tool runs it, a bare name such as git", tc.Name, m.Command)

@@ -173,7 +173,6 @@ func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c packs.Te
 	audit := &capability.MemoryRecorder{}
 	pl, err := runtime.NewPipeline(rt, runtime.PipelineConfig{
 		Grants: user, Audit: audit, Home: tmp,
-		Getenv: func(k string) string { return c.Fakes.Env[k] },
 	})
 	if err != nil {
 		return res, err
