@@ -76,10 +76,10 @@ type Call struct {
 	// denied and recorded: an instance built ahead of its call, whose
 	// initializer runs guest code, holds no capability at all. Exec refuses
 	// to start a command without it.
-	Approval               capability.Approval
-	Recorder               capability.Recorder
-	PackRoot, Workspace    string // absolute host paths
-	Logger                 *slog.Logger
+	Approval            capability.Approval
+	Recorder            capability.Recorder
+	PackRoot, Workspace string // absolute host paths
+	Logger              *slog.Logger
 
 	mu      sync.Mutex
 	env     map[string]string // what Environ exposed, served by config_get

@@ -41,5 +41,3 @@ func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capabi
 	}
 	return p, capability.PackRef{Name: name, Digest: e.Integrity}, nil
 }
-
-
