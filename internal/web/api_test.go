@@ -554,3 +554,27 @@ func TestRunByHand(t *testing.T) {
 		t.Errorf("after a restart: chat %s, want %s", r3.Chat, r1.Chat)
 	}
 }
+
+// TestPendingGrants: a waiting call's card says what it will hold and
+// which grant allows it.
+func TestPendingGrants(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.install("terminal_exec")
+	var c chatJSON
+	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &c)
+	e.model.Push(calls(call(chat.ToolExec, `{"pack_id":"notes","command":"sh","args":["-c","echo hi"]}`)), llmtest.Turn{Text: "ok"})
+	ev := e.stream(c.ID)
+	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "run"}, nil)
+	p := ev.next("pending")
+	gs, _ := p.Data["grants"].([]any)
+	if len(gs) != 1 {
+		t.Fatalf("pending grants: got %v", p.Data)
+	}
+	g := gs[0].(map[string]any)
+	res, _ := g["resources"].([]any)
+	if g["capability"] != "terminal_exec" || len(res) != 1 || res[0] != "sh" || g["scope"] != "persistent" || !strings.Contains(g["by"].(string), "your grant") {
+		t.Errorf("grant: got %v", g)
+	}
+	e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/deny", nil, nil)
+	ev.next("turn_done")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +25,20 @@ type pendingJSON struct {
 	Arguments    json.RawMessage   `json:"arguments"`
 	Capabilities []capability.Name `json:"capabilities"`
 	Touches      []string          `json:"touches"`
-	Since        time.Time         `json:"since"`
+	// Grants say which grant allows each capability at stake, and what it
+	// covers: what the call will hold if the person says Run.
+	Grants []grantJSON `json:"grants"`
+	Since  time.Time   `json:"since"`
+}
+
+// grantJSON is what allows one capability of a waiting call.
+type grantJSON struct {
+	Capability capability.Name `json:"capability"`
+	Resources  []string        `json:"resources"`
+	Scope      string          `json:"scope,omitempty"` // persistent, chat, once
+	// By says whose decision it is, in words: "your grant (until revoked)",
+	// "the defaults", "the policy".
+	By string `json:"by"`
 }
 
 type waiting struct {
@@ -74,6 +88,8 @@ type webApprover struct {
 	all    *approvals
 	events *hub
 	callID func() string // the model's id of the call being decided
+	// grants explains the capabilities at stake (nil: not shown).
+	grants func(ctx context.Context, pack, chat string, caps []capability.Name) []grantJSON
 }
 
 func (a *webApprover) Name() string { return "web" }
@@ -81,8 +97,11 @@ func (a *webApprover) Name() string { return "web" }
 func (a *webApprover) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
 	w := &waiting{answer: make(chan capability.Verdict, 1), info: pendingJSON{
 		Invocation: p.Invocation, CallID: a.callID(), Chat: p.Chat, Pack: p.Pack, Tool: p.Tool, Class: p.Class(), BaseTool: p.BaseTool,
-		Arguments: p.Arguments, Capabilities: orEmpty(p.Capabilities), Touches: orEmpty(p.Touches), Since: time.Now().UTC(),
+		Arguments: p.Arguments, Capabilities: orEmpty(p.Capabilities), Touches: orEmpty(p.Touches), Grants: []grantJSON{}, Since: time.Now().UTC(),
 	}}
+	if a.grants != nil && p.Pack != "" && len(p.Capabilities) > 0 {
+		w.info.Grants = orEmpty(a.grants(ctx, p.Pack, p.Chat, p.Capabilities))
+	}
 	a.all.mu.Lock()
 	a.all.m[p.Invocation] = w
 	a.all.mu.Unlock()
@@ -150,4 +169,50 @@ func (s *Server) decide(w http.ResponseWriter, inv string, v capability.Verdict)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"invocation": inv, "verdict": v.String()})
+}
+
+// grantsAtStake says, for each capability a waiting call of pack holds,
+// which grant allows it and what it covers, from the same layers a call
+// resolves (capability.Explain over the policy and the person's grants in
+// this chat). It shows nothing it cannot work out: the card still lists
+// the capabilities and what they touch.
+func (s *Server) grantsAtStake(ctx context.Context, pack, chatID string, caps []capability.Name) []grantJSON {
+	ip, err := s.cfg.App.Pack(ctx, pack)
+	if err != nil || ip.Pack == nil {
+		return nil
+	}
+	user, err := s.cfg.App.DB.PeekGrants(ctx, pack, chatID)
+	if err != nil {
+		return nil
+	}
+	env := s.cfg.Chat.Pipeline.Env(filepath.Join(s.cfg.Chat.Workspaces, chatID))
+	rep, err := capability.Explain(capability.PackRef{Name: pack, Digest: ip.Entry.Integrity}, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
+	if err != nil {
+		return nil
+	}
+	var out []grantJSON
+	for _, n := range caps {
+		g := grantJSON{Capability: n, Resources: []string{}, By: "the defaults every pack has"}
+		for _, c := range rep.Capabilities {
+			if c.Capability != n {
+				continue
+			}
+			g.Resources = orEmpty(c.Effective)
+			g.Scope = string(c.Scope)
+			switch {
+			case c.Err != nil:
+				g.By = "nothing: not granted (" + c.Err.Error() + ")"
+			case c.User.Allowed && c.Scope == capability.ScopeChat:
+				g.By = "your grant for this chat"
+			case c.User.Allowed && c.Scope == capability.ScopeOnce:
+				g.By = "your one-time grant"
+			case c.User.Allowed:
+				g.By = "your grant, kept until you revoke it"
+			default:
+				g.By = "the policy"
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }

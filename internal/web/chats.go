@@ -77,6 +77,7 @@ type packStateJSON struct {
 type messageJSON struct {
 	Role       string         `json:"role"`
 	Content    string         `json:"content"`
+	HTML       string         `json:"html,omitempty"` // an assistant's content rendered from Markdown
 	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	IsError    bool           `json:"is_error,omitempty"`
@@ -122,7 +123,11 @@ func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJS
 	}
 	out.Messages = []messageJSON{}
 	for _, m := range cs.s.Messages() {
-		out.Messages = append(out.Messages, messageJSON{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
+		mj := messageJSON{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError}
+		if m.Role == llm.RoleAssistant && m.Content != "" {
+			mj.HTML = renderMarkdown(m.Content)
+		}
+		out.Messages = append(out.Messages, mj)
 	}
 	arts, err := cs.s.Artifacts(ctx)
 	if err != nil {
@@ -314,13 +319,13 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 			cs.mu.Unlock()
 			cancel()
 		}()
-		ap := &webApprover{all: s.pending, events: cs.events, callID: cs.currentCall}
+		ap := &webApprover{all: s.pending, events: cs.events, callID: cs.currentCall, grants: s.grantsAtStake}
 		reply, err := cs.s.Send(ctx, model.Provider, body.Text, chat.TurnOptions{Approver: ap, Observer: observer{cs}, Attach: body.Attach, NoTools: model.NoTools})
 		if err != nil {
 			cs.events.publish("turn_error", map[string]string{"error": err.Error(), "kind": turnErrorKind(err)})
 			return
 		}
-		cs.events.publish("turn_done", map[string]any{"text": reply.Text, "steps": reply.Steps, "calls": len(reply.Calls)})
+		cs.events.publish("turn_done", map[string]any{"text": reply.Text, "html": renderMarkdown(reply.Text), "steps": reply.Steps, "calls": len(reply.Calls)})
 	}()
 	writeJSON(w, http.StatusAccepted, map[string]any{"chat": cs.s.ID(), "running": true})
 }
