@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 )
 
 // TestNodeClients runs the real MCP clients in test/mcp (the official
@@ -24,8 +26,13 @@ func TestNodeClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("npm is not on PATH: install Node.js 20 or later, then run npm ci --prefix test/mcp")
 	}
-	cmd := exec.Command(npm, "test", "--silent")
+	// A hung client must fail this test with its output, not stall the run
+	// until go test's own deadline kills everything without it.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "test", "--silent")
 	cmd.Dir = dir
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("npm test in test/mcp: %v\n%s", err, out)

@@ -31,7 +31,17 @@ export function build() {
 export function makeHome(t, policy) {
   build();
   const home = mkdtempSync(join(tmpdir(), "packs-mcp-"));
-  t.after(() => rmSync(home, { recursive: true, force: true }));
+  // Removed when the test file's process exits, after every t.after hook
+  // (clients closed, servers killed) has run: a packs process that is still
+  // shutting down may write to its home, and a cleanup that failed here
+  // would skip the hooks that stop it and leave the test file hanging.
+  process.on("exit", () => {
+    try {
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch (e) {
+      process.stderr.write(`warning: could not remove ${home}: ${e.message}\n`);
+    }
+  });
   execFileSync(packsBin, ["--home", home, "add", join(repo, "wasm-examples", pack), "--grant", "none", "--yes"], {
     stdio: ["ignore", "ignore", "inherit"],
   });
