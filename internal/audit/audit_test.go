@@ -438,7 +438,7 @@ func TestWriteJSONLAndText(t *testing.T) {
 	if err := audit.WriteText(&buf, audit.Entries(context.Background(), db, audit.Filter{})); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"p/t", "network evil.org DENIED by policy: beyond the ceiling", "run_once by terminal, tool_error, exit 2"} {
+	for _, want := range []string{"p/t", "network evil.org DENIED by policy: beyond the ceiling", "approved by terminal (run_once), tool_error, the tool exited 2"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, buf.String())
 		}

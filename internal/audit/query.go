@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"github.com/packs-run/packs/capability"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,16 +145,44 @@ func summary(e Entry) string {
 		if json.Unmarshal(e.Body, &b) != nil {
 			return "(unreadable body)"
 		}
-		s := fmt.Sprintf("%s by %s, %s, exit %d, %.1f ms", b.Decision, orNone(b.Approver), b.Status, b.ExitCode, b.DurationMS)
-		if b.Remembered {
-			s += " (allowed for this chat earlier)"
-		}
-		if b.Reason != "" {
-			s += ": " + b.Reason
-		}
-		return s
+		return callSummary(b)
 	}
 	return string(e.Body)
+}
+
+// callSummary says how a call ended, blaming the right party: a call the
+// gate refused names who said no; a call that was approved and then refused
+// (a capability, the pack's integrity) says both; an exit status is shown
+// only for a tool that ran and said one.
+func callSummary(b invocationBody) string {
+	var s string
+	switch {
+	case b.Decision == capability.Deny.String() && b.Approver != "":
+		s = "denied by " + b.Approver + " at the gate"
+	case b.Decision == capability.Deny.String():
+		s = "refused before anyone approved it"
+	default:
+		s = fmt.Sprintf("approved by %s (%s)", orNone(b.Approver), b.Decision)
+		if b.Remembered {
+			s += ", allowed for this chat earlier"
+		}
+		switch b.Status {
+		case StatusOK:
+			s += ", ok"
+		case StatusDenied:
+			s += ", then denied"
+		default:
+			s += ", " + string(b.Status)
+		}
+	}
+	if b.ExitCode != 0 && (b.Status == StatusToolError || b.Status == StatusLimit) {
+		s += fmt.Sprintf(", the tool exited %d", b.ExitCode)
+	}
+	s += fmt.Sprintf(", %.1f ms", b.DurationMS)
+	if b.Reason != "" {
+		s += ": " + b.Reason
+	}
+	return s
 }
 
 func orNone(s string) string {
