@@ -52,7 +52,7 @@ func TestCapabilities(t *testing.T) {
 func TestInstallAndGrants(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	p := e.install()
-	if p.Name != "notes" || p.Version != "1.0.0" || p.Status != "ok" || len(p.Tools) != 4 {
+	if p.Name != "notes" || p.Version != "1.0.0" || p.Status != "ok" || len(p.Tools) != 5 {
 		t.Fatalf("installed: got %+v", p)
 	}
 	if len(p.Capabilities) != 1 || p.Capabilities[0].Capability != capability.TerminalExec || p.Capabilities[0].Granted ||

@@ -54,19 +54,27 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
+// replyMarkdown is the fake model's last reply in TestBrowser: Markdown
+// with a table, and raw HTML that must show as text.
+const replyMarkdown = "**Your note** is in `note.md`.\n\n| service | errors |\n|---|---|\n| nginx | 77 |\n\n<script>window.pwned = 1</script>\n"
+
 // TestBrowser drives the app in headless Chromium: open it, attach a pack,
-// send a message to the fake model, run the calls from their tool cards and
-// see the result and the artifact, deny a call and see the denial, then
-// read and verify the audit trail.
+// send a message to the fake model, run the calls from their tool cards
+// and see the result (a table for a list of records, the raw JSON one click
+// away) and the artifact, see which grant allows a call, deny calls and see
+// the denial, read the reply rendered from Markdown, then read and verify
+// the audit trail. Its screenshots (web-*.png) are the README's.
 func TestBrowser(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
-	e.install()
+	e.install("terminal_exec")
 	e.model.Push(
 		calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)),
 		calls(call("notes__note", `{}`)),
+		calls(call("notes__rows", `{}`)),
+		calls(call(chat.ToolExec, `{"pack_id":"notes","command":"sh","args":["-c","uptime"]}`)),
 		calls(call("notes__echo", `{"text":"do not"}`)),
-		llmtest.Turn{Text: "Your note is in note.md."},
+		llmtest.Turn{Text: replyMarkdown},
 	)
 	shots := screenshotDir(t)
 
@@ -79,35 +87,67 @@ func TestBrowser(t *testing.T) {
 	if loc := must(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
 		t.Errorf("the address still holds the token: %s", loc)
 	}
+	poll("the empty chat list says so", `document.querySelector("#chat-list").textContent.includes("No chats yet")`)
 	step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
-	poll("the chat opens", `document.querySelector("#chat-select").value.startsWith("chat_")`)
+	poll("the chat opens", chatOpen)
+	poll("the chat is listed", count("#chat-list .chat-item.active")+` === 1`)
 	poll("notes is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "notes")`)
 	step("attach notes", chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
 	poll("notes is attached", count("#attached .detach")+` === 1`)
-	shot("1-attached")
 
 	step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "write me a note"), chromedp.Click(chromedp.CSS("#send")))
+	poll("the chat is titled by the message", `document.querySelector("#chat-list .chat-item.active").textContent.includes("write me a note")`)
 	step("the first tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card button.run")))
 	step("run enable_tools", chromedp.Click(chromedp.CSS(".tool-card button.run")))
 	poll("enable_tools ran", count(".tool-card.done")+` === 1`)
 	step("the second tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
 	caps := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card:not(.done) .caps")))
-	if !strings.Contains(caps, "Uses no capability") && !strings.Contains(caps, "Capabilities at stake") {
-		t.Errorf("the tool card does not say what is at stake: %q", caps)
+	// A pack's grants hold for each of its tools: note may run sh too.
+	if !strings.Contains(caps, "terminal_exec") {
+		t.Errorf("the note card does not say what is at stake: %q", caps)
 	}
 	step("run note", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
 	poll("note ran and made an artifact", count(".tool-card.done")+` === 2 && `+count(".tool-card .artifact a.open")+` === 1`)
-	shot("2-result-and-artifact")
+	step("the rows card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
+	step("run rows", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
+	poll("the list of records is a table", `[...document.querySelectorAll(".tool-card.done table.records")].some(t => t.rows.length === 4 && t.textContent.includes("checkout-api"))`)
+	poll("show the raw JSON", `(() => { [...document.querySelectorAll(".tool-card.done")].find(c => c.textContent.includes("checkout-api")).querySelector(".raw-toggle").click(); return true; })()`)
+	poll("the raw JSON shows", `[...document.querySelectorAll(".tool-card pre.raw")].some(p => !p.hidden && p.textContent.includes("checkout-api"))`)
 
-	step("the third tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.deny")))
-	step("deny echo", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.deny")))
-	poll("echo was denied", count(".tool-card.denied")+` === 1`)
+	poll("back to the readable view", `(() => { [...document.querySelectorAll(".tool-card.done")].find(c => c.textContent.includes("checkout-api")).querySelector(".raw-toggle").click(); return true; })()`)
+
+	// The exec card says plainly what will happen and which grant allows it.
+	step("the exec card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.deny")))
+	stake := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card.pending .caps")))
+	for _, want := range []string{"notes asks to", "terminal_exec", "run a command on this machine", "sh", "allowed by your grant"} {
+		if !strings.Contains(stake, want) {
+			t.Errorf("the approval card lacks %q: %q", want, stake)
+		}
+	}
+	shot("web-approval")
+	step("deny exec", chromedp.Click(chromedp.CSS(".tool-card.pending button.deny")))
+	poll("exec was denied", count(".tool-card.denied")+` === 1`)
+
+	step("the echo card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.deny")))
+	step("deny echo", chromedp.Click(chromedp.CSS(".tool-card.pending button.deny")))
+	poll("echo was denied", count(".tool-card.denied")+` === 2`)
 	denied := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card.denied")))
 	if !strings.Contains(denied, "Denied") || !strings.Contains(denied, "denied by web") {
 		t.Errorf("the denied card says %q", denied)
 	}
-	poll("the reply arrives", `[...document.querySelectorAll(".msg.assistant")].some(m => m.textContent.includes("Your note is in note.md."))`)
-	shot("3-denied-and-reply")
+
+	// The reply is Markdown, rendered; its raw HTML shows as text.
+	poll("the reply arrives", `!!document.querySelector(".msg.assistant.md strong")`)
+	md := must(t, ctx, chromedp.Evaluate[map[string]any](`(() => { const m = [...document.querySelectorAll(".msg.assistant.md")].pop();
+		return {strong: m.querySelector("strong")?.textContent, table: m.querySelectorAll("table td").length, scripts: m.querySelectorAll("script").length,
+			text: m.textContent, pwned: window.pwned === 1}; })()`))
+	if md["strong"] != "Your note" || md["table"] != float64(2) || md["scripts"] != float64(0) || md["pwned"] == true ||
+		!strings.Contains(md["text"].(string), "<script>window.pwned = 1</script>") {
+		t.Errorf("the reply as rendered: %v", md)
+	}
+	poll("Send works again", `!document.querySelector("#send").disabled`)
+	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	shot("web-chat")
 
 	note := must(t, ctx, chromedp.Evaluate[string](`fetch(document.querySelector(".tool-card .artifact a.open").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
 	if note != "# Note\n" {
@@ -115,19 +155,23 @@ func TestBrowser(t *testing.T) {
 	}
 	poll("the note is among the chat's files", `document.querySelector("#files").textContent.includes("note.md")`)
 
+	// A reload draws the same chat from packs.db, once.
+	step("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	poll("the chat is drawn again", count(".tool-card")+` === 5 && `+count(".msg.assistant.md table")+` === 1`)
+
 	step("open the audit page", chromedp.Click(chromedp.CSS("#nav-audit")))
-	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 3`)
+	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 5`)
 	step("filter by kind", chromedp.SetValue(chromedp.CSS("#audit-kind"), "invocation"), chromedp.Click(chromedp.CSS("#audit-form button[type=submit]")))
-	poll("only invocations", count(`#audit-table tbody tr`)+` === 3`)
+	poll("only invocations", count(`#audit-table tbody tr`)+` === 5`)
 	step("verify the chain", chromedp.Click(chromedp.CSS("#verify")))
 	poll("the chain holds", `(document.querySelector("#verify-result .ok") || {}).textContent?.includes("The chain holds")`)
 	rows := must(t, ctx, chromedp.Text(chromedp.CSS("#audit-table tbody")))
-	for _, want := range []string{"echo", "denied", "note", "enable_tools"} {
+	for _, want := range []string{"echo", "denied by web", "note", "enable_tools", "approved by web (run once); ok"} {
 		if !strings.Contains(rows, want) {
 			t.Errorf("the audit page lacks %q:\n%s", want, rows)
 		}
 	}
-	shot("4-audit")
+	shot("web-audit")
 
 	step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
 	step("the notes pack shows", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
@@ -135,7 +179,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.Contains(pack, "terminal_exec") || !strings.Contains(pack, "sh") {
 		t.Errorf("the packs page does not show what notes asks for: %q", pack)
 	}
-	shot("5-packs")
+	shot("web-packs")
 
 	// The server saw the browser's requests as its own origin: nothing
 	// was refused on the way.
@@ -143,6 +187,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("invocations: got %d", got)
 	}
 }
+
+// chatOpen is a JavaScript expression: a chat is open in the page.
+const chatOpen = `(document.body.dataset.chat || "").startsWith("chat_")`
 
 // browser is one headless Chromium with helpers for the steps of a test.
 type browser struct {
@@ -226,7 +273,7 @@ func TestBrowserNoModel(t *testing.T) {
 	}
 	b.poll("open echo", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":"by hand"}'; d.querySelector(".run-by-hand").click(); return true; })()`)
 	b.poll("the result shows", `[...document.querySelectorAll(".tool-out pre")].some(p => p.textContent.includes('"by hand"'))`)
-	b.shot("6-run-by-hand")
+	b.shot("web-no-model")
 }
 
 func must[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
@@ -257,7 +304,7 @@ func TestBrowserWithoutToken(t *testing.T) {
 	if status != http.StatusUnauthorized {
 		t.Errorf("the page's POST /v1/chats without the token: got %d, want 401", status)
 	}
-	b.shot("7-no-token")
+	b.shot("no-token")
 	b.step("open a wrong token", chromedp.Navigate(e.url+"/?token=not-the-token"))
 	body := must(t, b.ctx, chromedp.Text(chromedp.CSS("body")))
 	if !strings.Contains(body, "unauthorized") {
@@ -275,7 +322,7 @@ func TestBrowserFailedTurn(t *testing.T) {
 	b := openBrowser(t, chromium, screenshotDir(t))
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
 	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
-	b.poll("the chat opens", `document.querySelector("#chat-select").value.startsWith("chat_")`)
+	b.poll("the chat opens", chatOpen)
 	for i := 1; i <= 5; i++ {
 		b.step(fmt.Sprintf("send message %d", i), chromedp.SendKeys(chromedp.CSS("#composer"), fmt.Sprintf("hello %d", i)), chromedp.Click(chromedp.CSS("#send")))
 		b.poll(fmt.Sprintf("turn %d fails and the page says so", i), count("#log .error")+fmt.Sprintf(" >= %d", i))
@@ -313,5 +360,43 @@ func TestBrowserFiles(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("the first file came back with %d bytes, want %d", len(got), len(want))
 	}
-	b.shot("files")
+	b.shot("web-files")
+}
+
+// TestBrowserPhone: at phone width (375 px) no page is wider than the
+// screen, and a chat with a table, a tool card and a reply holds.
+func TestBrowserPhone(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	e.install()
+	e.model.Push(
+		calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)),
+		calls(call("notes__rows", `{}`)),
+		llmtest.Turn{Text: replyMarkdown},
+	)
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("a phone's screen", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	fits := `document.documentElement.scrollWidth <= window.innerWidth`
+	b.poll("the empty app fits", fits)
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the chat opens", chatOpen)
+	b.step("attach notes", chromedp.Evaluate[chromedp.Void](`document.querySelector("details.fold:has(#attached)").open = true`),
+		chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
+	b.poll("notes is attached", count("#attached .detach")+` === 1`)
+	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "errors per service?"), chromedp.Click(chromedp.CSS("#send")))
+	for i := 0; i < 2; i++ {
+		b.step("a card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")))
+		b.step("run it", chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
+		b.poll("it ran", count(".tool-card.done")+fmt.Sprintf(" === %d", i+1))
+	}
+	b.poll("the reply arrives", `!!document.querySelector(".msg.assistant.md table")`)
+	b.poll("the chat fits", fits)
+	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	b.shot("web-phone")
+	for _, page := range []string{"packs", "audit"} {
+		b.step("open "+page, chromedp.Click(chromedp.CSS("#nav-"+page)))
+		b.poll(page+" shows", `!document.querySelector("#view-`+page+`").hidden && document.querySelectorAll("#view-`+page+` .pack, #view-`+page+` tbody tr").length > 0`)
+		b.poll("the "+page+" page fits", fits)
+	}
 }

@@ -1,6 +1,8 @@
 // packs web app: plain JavaScript, no build step. Everything that comes from
 // a pack, a tool or the model is put on the page as text (textContent),
-// never as HTML.
+// never as HTML, with one exception: a finished reply's HTML, which the
+// server rendered from Markdown with raw HTML escaped and unsafe links
+// dropped (internal/web/markdown.go).
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -13,7 +15,7 @@ function el(tag, attrs = {}, ...children) {
     else if (v !== undefined && v !== null && v !== false) e.setAttribute(k, v === true ? "" : v);
   }
   for (const c of children.flat()) {
-    if (c === null || c === undefined) continue;
+    if (c === null || c === undefined || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return e;
@@ -43,6 +45,25 @@ function pretty(v) {
   return JSON.stringify(v, null, 2);
 }
 
+function parseJSON(s) {
+  if (typeof s !== "string") return { ok: true, value: s };
+  try { return { ok: true, value: JSON.parse(s) }; } catch { return { ok: false, value: s }; }
+}
+
+function humanSize(n) {
+  return n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KB" : (n / (1 << 20)).toFixed(1) + " MB";
+}
+
+// ago says when, in words: "just now", "5 min ago", "yesterday 14:03".
+function ago(iso) {
+  if (!iso) return "";
+  const t = new Date(iso), s = (Date.now() - t.getTime()) / 1000;
+  if (s < 60) return "just now";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  return t.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + t.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+}
+
 const state = { status: null, chat: null, source: null, cards: new Map(), bubble: null, packs: [], running: false };
 
 // setRunning is the one place that says whether a turn runs: Send is
@@ -66,7 +87,11 @@ function route() {
   }
   if (view === "packs") loadPacks();
   if (view === "audit") loadAudit();
-  if (view === "chat") refreshPackChoices();
+  if (view === "chat") {
+    refreshPackChoices();
+    const id = location.hash.split("/")[2];
+    if (id && id !== state.chat) selectChat(id);
+  }
 }
 
 // ---- status ----
@@ -75,8 +100,8 @@ function route() {
 // it was opened at an address other than the one packs serve printed.
 async function loadStatus() {
   state.status = await api("GET", "/v1/status");
+  const banner = $("#banner");
   if (!state.status.authenticated) {
-    const banner = $("#banner");
     banner.hidden = false;
     banner.replaceChildren(
       el("strong", {}, "This page needs the server's token. "),
@@ -87,7 +112,6 @@ async function loadStatus() {
   }
   const m = state.status.model;
   $("#model").textContent = m.configured ? "model: " + m.describe : "no model configured";
-  const banner = $("#banner");
   if (!m.configured) {
     // The exact commands for this server's home and executable: a bare
     // "packs serve" may not be on PATH, and would open another home.
@@ -102,49 +126,67 @@ async function loadStatus() {
       cmds.length ? el("details", {}, el("summary", {}, "Other ways"), m.how_to_configure || "") : null,
       "Meanwhile you can run pack tools by hand from the ",
       el("a", { href: "#/packs" }, "Packs page"), ".");
-    $("#send").disabled = true;
   }
+  setRunning(false);
   return true;
 }
 
-// ---- chat ----
+// ---- chats ----
 
 function logAppend(node) {
   $("#log").append(node);
+  $("#empty-chat").hidden = true;
   node.scrollIntoView({ block: "end" });
   return node;
 }
 
 function notice(text, cls = "notice") { logAppend(el("div", { class: cls }, text)); }
 
-async function refreshChats(selectID) {
+async function refreshChats() {
   const list = await api("GET", "/v1/chats");
-  const sel = $("#chat-select");
-  sel.replaceChildren(...list.items.map(c => el("option", { value: c.id }, c.title)));
-  if (selectID) sel.value = selectID;
+  const ul = $("#chat-list");
+  if (!list.items.length) {
+    ul.replaceChildren(el("li", { class: "muted empty-item" }, "No chats yet. Send a message to start one."));
+    return list.items;
+  }
+  ul.replaceChildren(...list.items.map(c => el("li", {},
+    el("a", { class: "chat-item" + (c.id === state.chat ? " active" : ""), href: "#/chat/" + c.id, "data-chat": c.id, title: c.id },
+      el("span", { class: "chat-name" }, c.title),
+      el("span", { class: "muted small" }, (c.running ? "running · " : "") + ago(c.updated || c.created))))));
+  return list.items;
 }
 
 async function newChat() {
   const c = await api("POST", "/v1/chats", {});
-  await refreshChats(c.id);
   openChat(c);
+  await refreshChats();
+  history.replaceState(null, "", "#/chat/" + c.id);
+}
+
+async function selectChat(id) {
+  try { openChat(await api("GET", "/v1/chats/" + encodeURIComponent(id))); } catch (e) { notice(e.message, "error"); return; }
+  refreshChats();
 }
 
 function openChat(c) {
   state.chat = c.id;
+  document.body.dataset.chat = c.id;
   state.cards.clear();
   state.bubble = null;
   $("#log").replaceChildren();
+  $("#empty-chat").hidden = false;
+  $("#chat-title").textContent = c.title || "New chat";
+  for (const a of document.querySelectorAll("#chat-list .chat-item")) a.classList.toggle("active", a.dataset.chat === c.id);
   if (state.source) state.source.close();
   renderHistory(c);
   renderChatSide(c);
-  renderArtifacts(c.artifacts || []);
+  loadFiles();
   setRunning(!!c.running);
   const src = new EventSource("/v1/chats/" + encodeURIComponent(c.id) + "/events?after=" + (c.last_event || 0));
   state.source = src;
   const on = (kind, fn) => src.addEventListener(kind, ev => fn(JSON.parse(ev.data)));
   on("text", d => {
-    if (!state.bubble) state.bubble = logAppend(el("div", { class: "msg assistant" }));
+    if (!state.bubble) state.bubble = logAppend(el("div", { class: "msg assistant streaming" }));
     state.bubble.textContent += d.delta;
   });
   on("tool_start", d => { state.bubble = null; toolCard(d.call_id, d.name, d.arguments); });
@@ -153,8 +195,21 @@ function openChat(c) {
   on("tool_done", d => doneCard(d));
   on("notice", d => notice(d.message));
   on("files", () => loadFiles());
-  on("turn_done", () => turnEnded());
+  on("turn_done", d => {
+    if (d.text) {
+      const b = state.bubble || logAppend(el("div", { class: "msg assistant" }));
+      setMarkdown(b, d.html, d.text);
+    }
+    turnEnded();
+  });
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
+}
+
+// setMarkdown shows a reply as the HTML the server rendered from its
+// Markdown (safe: see the top of this file), else as text.
+function setMarkdown(node, html, text) {
+  node.classList.remove("streaming");
+  if (html) { node.innerHTML = html; node.classList.add("md"); } else node.textContent = text;
 }
 
 function renderHistory(c) {
@@ -163,7 +218,7 @@ function renderHistory(c) {
   for (const m of c.messages || []) {
     if (m.role === "user") logAppend(el("div", { class: "msg user" }, m.content));
     if (m.role === "assistant") {
-      if (m.content) logAppend(el("div", { class: "msg assistant" }, m.content));
+      if (m.content) setMarkdown(logAppend(el("div", { class: "msg assistant" })), m.html, m.content);
       for (const tc of m.tool_calls || []) {
         const card = toolCard(tc.id, tc.name, tc.arguments);
         const r = results.get(tc.id);
@@ -176,23 +231,26 @@ function renderHistory(c) {
 function renderChatSide(c) {
   const ul = $("#attached");
   ul.replaceChildren(...c.packs.map(p => el("li", {},
-    el("span", { title: p.description }, p.name + (p.enabled ? " (tools on)" : "")),
+    el("span", { title: p.description }, p.name, p.enabled ? el("span", { class: "badge" }, "tools on") : null),
     p.mandated ? el("span", { class: "muted" }, "mandated") :
-      el("button", { class: "detach", onclick: () => detach(p.name) }, "Detach"))));
-  if (!c.packs.length) ul.append(el("li", { class: "muted" }, "none: attach a pack below"));
+      el("button", { class: "detach small-btn", onclick: () => detach(p.name) }, "Detach"))));
+  if (!c.packs.length) ul.append(el("li", { class: "muted" }, "None yet. Attach a pack so the model can use it."));
 }
 
 async function refreshChat() {
   if (!state.chat) return;
   const c = await api("GET", "/v1/chats/" + encodeURIComponent(state.chat));
   renderChatSide(c);
-  renderArtifacts(c.artifacts || []);
+  $("#chat-title").textContent = c.title;
+  loadFiles();
+  refreshChats();
 }
 
 async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
-  $("#attach-select").replaceChildren(...list.items.filter(p => p.status === "ok").map(p => el("option", { value: p.name }, p.name)));
+  const ok = list.items.filter(p => p.status === "ok");
+  $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
 }
 
 async function attach() {
@@ -215,7 +273,7 @@ async function detach(name) {
 async function send(ev) {
   ev.preventDefault();
   const text = $("#composer").value.trim();
-  if (!text) return;
+  if (!text || state.running) return;
   if (!state.chat) await newChat();
   state.bubble = null;
   const mine = logAppend(el("div", { class: "msg user" }, text));
@@ -223,6 +281,7 @@ async function send(ev) {
   setRunning(true);
   try {
     await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/messages", { text });
+    refreshChats();
   } catch (e) {
     mine.remove();
     $("#composer").value = text;
@@ -244,12 +303,88 @@ async function stop() {
   } catch (e) { notice(e.message, "error"); }
 }
 
+// ---- tool results: tables, JSON trees, images ----
+
+// jsonTree shows a JSON value with its structure: objects and arrays fold,
+// strings, numbers, booleans and null have their own colours.
+function jsonTree(v, depth = 0) {
+  if (v === null) return el("span", { class: "j-null" }, "null");
+  if (typeof v === "string") return el("span", { class: "j-str" }, JSON.stringify(v));
+  if (typeof v === "number") return el("span", { class: "j-num" }, String(v));
+  if (typeof v === "boolean") return el("span", { class: "j-bool" }, String(v));
+  const isArr = Array.isArray(v);
+  const entries = isArr ? v.map((x, i) => [i, x]) : Object.entries(v);
+  if (!entries.length) return el("span", { class: "j-punct" }, isArr ? "[]" : "{}");
+  const list = el("ul", { class: "j-list" }, ...entries.map(([k, x]) => el("li", {},
+    isArr ? null : el("span", { class: "j-key" }, JSON.stringify(k)), isArr ? null : ": ", jsonTree(x, depth + 1))));
+  return el("details", { class: "j-node", open: depth < 2 },
+    el("summary", { class: "j-punct" }, isArr ? `[ ${entries.length} item${entries.length === 1 ? "" : "s"} ]` : `{ ${entries.length} key${entries.length === 1 ? "" : "s"} }`), list);
+}
+
+// isRecords: a non-empty array of plain objects, which reads best as a
+// table.
+function isRecords(v) {
+  return Array.isArray(v) && v.length > 0 && v.every(x => x && typeof x === "object" && !Array.isArray(x));
+}
+
+function cell(v) {
+  if (v === null || v === undefined) return el("td", { class: "muted" }, "");
+  if (typeof v === "object") {
+    const s = JSON.stringify(v);
+    return el("td", { class: "mono", title: s.length > 120 ? s : null }, s.length > 120 ? s.slice(0, 117) + "…" : s);
+  }
+  return el("td", { class: typeof v === "number" ? "num" : "" }, String(v));
+}
+
+function recordTable(rows) {
+  const max = 200, keys = [];
+  for (const r of rows.slice(0, max)) for (const k of Object.keys(r)) if (!keys.includes(k) && keys.length < 30) keys.push(k);
+  return el("div", { class: "table-wrap" },
+    el("table", { class: "records" },
+      el("thead", {}, el("tr", {}, ...keys.map(k => el("th", {}, k)))),
+      el("tbody", {}, ...rows.slice(0, max).map(r => el("tr", {}, ...keys.map(k => cell(r[k])))))),
+    rows.length > max ? el("div", { class: "muted small" }, `first ${max} of ${rows.length} rows; the raw JSON has them all`) : null);
+}
+
+// richView shows a tool's result for reading: tables for lists of records,
+// a short key/value list for the other fields, a JSON tree for the rest.
+function richView(v) {
+  if (isRecords(v)) return recordTable(v);
+  if (!v || typeof v !== "object" || Array.isArray(v)) return jsonTree(v);
+  const scalars = [], blocks = [];
+  for (const [k, x] of Object.entries(v)) {
+    if (x === null || typeof x !== "object") scalars.push(el("div", { class: "kv" }, el("span", { class: "j-key" }, k), " ", jsonTree(x)));
+    else blocks.push(el("div", { class: "block" }, el("div", { class: "block-title" }, k + (Array.isArray(x) ? ` (${x.length})` : "")), isRecords(x) ? recordTable(x) : jsonTree(x, 1)));
+  }
+  return el("div", { class: "rich" }, scalars.length ? el("div", { class: "kvs" }, ...scalars) : null, ...blocks);
+}
+
+// resultView is a result's readable view with its raw JSON one click away.
+function resultView(content) {
+  const p = parseJSON(content);
+  const raw = el("pre", { class: "raw", hidden: true }, pretty(content));
+  if (!p.ok) return el("div", {}, el("pre", {}, content));
+  let v = p.value;
+  if (v && typeof v === "object" && !Array.isArray(v) && "result" in v && Object.keys(v).length <= 2) v = v.result;
+  if (v && typeof v === "object" && v.error && v.error.message && Object.keys(v).length === 1) {
+    return el("div", {}, el("p", { class: "error" }, v.error.kind ? v.error.kind + ": " : "", v.error.message), raw);
+  }
+  const rich = el("div", { class: "rich-wrap" }, richView(v));
+  const toggle = el("button", { type: "button", class: "raw-toggle small-btn", onclick: () => {
+    raw.hidden = !raw.hidden; rich.hidden = !raw.hidden;
+    toggle.textContent = raw.hidden ? "Raw JSON" : "Readable view";
+  } }, "Raw JSON");
+  return el("div", {}, el("div", { class: "view-tools" }, toggle), rich, raw);
+}
+
 // ---- tool cards ----
 
 function toolCard(callID, name, args) {
+  const parsed = parseJSON(args);
   const card = el("div", { class: "tool-card", "data-call": callID || "" },
-    el("div", { class: "title" }, "Tool call: ", el("code", {}, name)),
-    el("pre", { class: "args" }, pretty(args)),
+    el("div", { class: "title" }, el("span", { class: "muted small" }, "Tool call "), el("code", {}, name)),
+    el("details", { class: "args-box" }, el("summary", { class: "small" }, "Arguments"),
+      el("pre", { class: "args" }, pretty(parsed.value))),
     el("div", { class: "caps" }),
     el("div", { class: "actions" }),
     el("div", { class: "status muted" }));
@@ -262,14 +397,35 @@ function cardFor(d) {
     toolCard(d.call_id, d.name || d.class, d.arguments);
 }
 
+// what a capability means, in plain words, for the approval card.
+const capWords = {
+  filesystem_read: "read files", filesystem_write: "write files", network: "reach the network",
+  env_read: "see environment variables", terminal_exec: "run a command on this machine", secrets_access: "read secrets",
+};
+
 function pendingCard(d) {
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
+  card.classList.add("pending");
+  $(".args-box", card).open = true;
   const caps = $(".caps", card);
-  caps.replaceChildren(
-    el("span", { class: "muted" }, d.capabilities.length ? "Capabilities at stake: " : "Uses no capability beyond the defaults. "),
-    ...d.capabilities.map(c => el("span", { class: "cap" }, c)));
-  if (d.touches.length) caps.append(el("div", { class: "muted" }, "Touches: " + d.touches.join(", ")));
+  const who = d.pack ? d.pack : "packs";
+  if (!d.capabilities.length) {
+    caps.replaceChildren(el("p", {}, "Uses no capability beyond the defaults: ",
+      el("span", { class: "muted" }, "it reads its own pack folder and this chat's workspace, and writes only the workspace.")));
+  } else {
+    const grants = new Map((d.grants || []).map(g => [g.capability, g]));
+    caps.replaceChildren(el("p", {}, el("strong", {}, who), " asks to:"),
+      el("ul", { class: "stake" }, ...d.capabilities.map(c => {
+        const g = grants.get(c);
+        const touch = d.touches.filter(t => t.startsWith(c + " ")).map(t => t.slice(c.length + 1));
+        const res = (g && g.resources.length ? g.resources : touch);
+        return el("li", {},
+          el("span", { class: "cap" }, c), " ", capWords[c] || "",
+          res.length ? el("span", {}, ": ", el("code", {}, res.join(", "))) : null,
+          g ? el("div", { class: "muted small" }, "allowed by " + g.by) : null);
+      })));
+  }
   const decide = async (verb, always) => {
     for (const b of card.querySelectorAll(".actions button")) b.disabled = true;
     try {
@@ -279,13 +435,14 @@ function pendingCard(d) {
   $(".actions", card).replaceChildren(
     el("button", { class: "run", onclick: () => decide("approve", false) }, "Run"),
     el("button", { class: "deny", onclick: () => decide("deny") }, "Deny"),
-    el("button", { class: "always", onclick: () => decide("approve", true) }, "Always for this chat"));
+    el("button", { class: "always", onclick: () => decide("approve", true), title: "Run calls of " + d.class + " in this chat without asking again" }, "Always for this chat"));
   $(".status", card).textContent = "Waiting for your approval.";
 }
 
 function decidedCard(d) {
   const card = $(`.tool-card[data-invocation="${CSS.escape(d.invocation)}"]`);
   if (!card) return;
+  card.classList.remove("pending");
   $(".actions", card).replaceChildren();
   $(".status", card).textContent = d.verdict === "deny" ? "Denied" + (d.reason ? ": " + d.reason : ".") :
     d.verdict === "allow_chat" ? "Allowed for this chat." : "Approved.";
@@ -294,9 +451,11 @@ function decidedCard(d) {
 function doneCard(d) {
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
+  card.classList.remove("pending");
   $(".actions", card).replaceChildren();
+  $(".args-box", card).open = false;
   showResult(card, d.content, d.is_error, d.artifacts, d);
-  if (d.artifacts && d.artifacts.length) refreshChat();
+  if (d.artifacts && d.artifacts.length) loadFiles();
 }
 
 // errorMessage is the message of a tool result {"error": {"message"}}.
@@ -309,7 +468,11 @@ function errorMessage(content) {
 // "approved by web; then refused: ...", not "denied by web".
 function resultLabel(d, isError, content) {
   if (!d) return isError ? "Failed" : "Result";
-  if (!d.approved) return "Denied" + (d.reason ? ": " + d.reason : "");
+  if (!d.approved) {
+    // "capability: denied by gate: denied by web" says it twice.
+    const why = (d.reason || "").replace(/^capability: denied by gate: /, "");
+    return why.startsWith("denied by ") ? "Denied by " + why.slice(10) : "Denied" + (why ? ": " + why : "");
+  }
   const by = "approved by " + d.approver + (d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
   if (d.error_kind === "denied") return "Refused after it was " + by + ": " + errorMessage(content);
   return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.duration_ms !== undefined ? " in " + d.duration_ms + " ms" : "");
@@ -319,7 +482,7 @@ function showResult(card, content, isError, artifacts, d) {
   const denied = d ? !d.approved || d.error_kind === "denied" : false;
   card.classList.add(denied ? "denied" : isError ? "failed" : "done");
   const label = resultLabel(d, isError, content);
-  const body = el("details", { class: "result", open: true }, el("summary", {}, label), el("pre", {}, pretty(content)));
+  const body = el("details", { class: "result", open: true }, el("summary", {}, label), resultView(content));
   if (d) $(".status", card).textContent = denied ? "Denied." : isError ? "The tool failed." : "Done.";
   card.append(body);
   if (artifacts && artifacts.length) card.append(artifactList(artifacts));
@@ -331,19 +494,14 @@ function fileURL(chat, path, download) {
 
 function artifactList(arts, chat = state.chat) {
   return el("ul", { class: "plain artifacts" }, ...arts.map(a => el("li", { class: "artifact" },
-    el("span", {}, a.path + " (" + a.mime + ", " + a.size_bytes + " bytes)"),
+    el("span", {}, a.path + " (" + a.mime + ", " + humanSize(a.size_bytes) + ")"),
     el("span", {},
       el("a", { class: "open", href: fileURL(chat, a.path), target: "_blank", rel: "noopener" }, "Open"), " ",
-      el("a", { class: "download", href: fileURL(chat, a.path, true) }, "Download")))));
+      el("a", { class: "download", href: fileURL(chat, a.path, true) }, "Download")),
+    /^image\/(png|jpeg|gif|webp)$/.test(a.mime) ? el("img", { class: "inline-img", src: fileURL(chat, a.path), alt: a.path, loading: "lazy" }) : null)));
 }
 
-// renderArtifacts refreshes the chat's file list: artifacts are files in
-// its workspace too.
-function renderArtifacts() { loadFiles(); }
-
-function humanSize(n) {
-  return n < 1024 ? n + " B" : n < 1 << 20 ? (n / 1024).toFixed(1) + " KB" : (n / (1 << 20)).toFixed(1) + " MB";
-}
+// ---- files of the chat's workspace ----
 
 async function loadFiles() {
   const ul = $("#files");
@@ -358,7 +516,7 @@ async function loadFiles() {
   }
   ul.replaceChildren(...list.items.map(f => el("li", { class: "file" },
     el("a", { class: "open", href: fileURL(state.chat, f.path), target: "_blank", rel: "noopener", title: f.mime }, f.path),
-    el("span", {}, el("span", { class: "muted small" }, humanSize(f.size_bytes)), " ",
+    el("span", { class: "nowrap" }, el("span", { class: "muted small" }, humanSize(f.size_bytes)), " ",
       el("a", { class: "download", href: fileURL(state.chat, f.path, true), title: "Download " + f.path, "aria-label": "Download " + f.path }, "⤓")))));
   if (list.truncated) ul.append(el("li", { class: "muted" }, "… more files than are listed"));
 }
@@ -369,12 +527,12 @@ async function uploadFiles(files) {
   if (!state.chat) await newChat();
   const fd = new FormData();
   for (const f of files) fd.append("file", f, f.name);
+  out.className = "muted small";
   out.textContent = "Uploading " + files.length + " file(s)…";
   try {
     const r = await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/files", fd);
     out.textContent = "Uploaded " + r.items.map(f => f.path).join(", ") + ".";
   } catch (e) { out.textContent = e.message; out.className = "error small"; return; }
-  out.className = "muted small";
   $("#upload-input").value = "";
   loadFiles();
 }
@@ -384,34 +542,41 @@ async function uploadFiles(files) {
 async function loadPacks() {
   const list = await api("GET", "/v1/packs");
   const root = $("#packs");
-  root.replaceChildren();
-  if (!list.items.length) root.append(el("p", { class: "muted" }, "No packs installed. Install one above, or run make run."));
+  if (!list.items.length) {
+    root.replaceChildren(el("div", { class: "empty" },
+      el("p", {}, el("strong", {}, "No packs installed yet.")),
+      el("p", { class: "muted" }, "Install one above from a folder or a .tar.gz, or from a terminal: ",
+        el("code", {}, "bin/packs add wasm-examples/json-tools"), ". make run installs the examples.")));
+    return;
+  }
+  const cards = [];
   for (const p of list.items) {
     let info = p;
     try { info = await api("GET", "/v1/packs/" + encodeURIComponent(p.name)); } catch { /* the listing is enough */ }
-    root.append(packCard(info));
+    cards.push(packCard(info));
   }
+  root.replaceChildren(...cards);
 }
 
 function packCard(p) {
-  const caps = el("table", { class: "caps-table" },
-    el("thead", {}, el("tr", {}, el("th", {}, "capability"), el("th", {}, "requested"), el("th", {}, "granted"), el("th", {}, "a call holds"), el("th", {}, ""))),
+  const caps = el("div", { class: "table-wrap" }, el("table", { class: "caps-table" },
+    el("thead", {}, el("tr", {}, el("th", {}, "capability"), el("th", {}, "asks for"), el("th", {}, "granted"), el("th", {}, "a call holds"), el("th", {}, ""))),
     el("tbody", {}, ...p.capabilities.map(c => el("tr", {},
-      el("td", {}, c.capability),
+      el("td", {}, el("span", { class: "cap" }, c.capability), el("div", { class: "muted small" }, capWords[c.capability] || "")),
       el("td", {}, c.requested.join(", ") || "(unknown: the pack does not load)"),
       el("td", { class: c.granted ? "ok" : "bad" }, c.granted ? (c.granted_resources.join(", ") || "yes") + (c.scope ? " (" + c.scope + ")" : "") : "no"),
       el("td", {}, c.held === undefined ? "" : c.held ? (c.effective || []).join(", ") || "yes" : c.reason || "nothing"),
       el("td", {}, c.granted ?
-        el("button", { onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :
-        el("button", { onclick: () => changeGrant(p.name, c.capability, true) }, "Grant"))))));
+        el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :
+        el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, true) }, "Grant")))))));
   return el("div", { class: "pack", "data-pack": p.name },
-    el("h3", {}, p.name + " ", el("span", { class: "muted" }, p.version || "")),
+    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || "")),
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
-    ...p.tools.map(t => toolForm(p.name, t)));
+    p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));
 }
 
 async function changeGrant(pack, cap, on) {
@@ -423,7 +588,7 @@ async function changeGrant(pack, cap, on) {
 }
 
 function toolForm(pack, t) {
-  const args = el("textarea", { class: "tool-args", rows: 3, cols: 60, "aria-label": "Arguments (JSON)" }, "{}");
+  const args = el("textarea", { class: "tool-args", rows: 3, "aria-label": "Arguments (JSON)" }, "{}");
   const out = el("div", { class: "tool-out" });
   const run = async () => {
     // The arguments are checked here first: a typo starts no chat and
@@ -440,14 +605,16 @@ function toolForm(pack, t) {
     out.replaceChildren(el("span", { class: "muted" }, "Running…"));
     try {
       const r = await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/calls", { tool: t.name, arguments: parsed });
-      out.replaceChildren(el("div", { class: "muted" }, "Ran in the chat ", el("a", { href: "#/chat/" + r.chat }, "by hand: " + pack), "."),
-        el("pre", { class: r.is_error ? "error" : "" }, pretty(r.content)), r.artifacts.length ? artifactList(r.artifacts, r.chat) : "");
+      out.replaceChildren(
+        el("div", { class: "muted small" }, resultLabel(r, r.is_error, r.content), " · in the chat ", el("a", { href: "#/chat/" + r.chat }, "by hand: " + pack)),
+        resultView(r.content),
+        r.artifacts.length ? artifactList(r.artifacts, r.chat) : "");
     } catch (e) { out.replaceChildren(el("span", { class: "error" }, e.message)); }
   };
   return el("details", { class: "tool" },
     el("summary", {}, el("code", {}, t.name), " — ", t.description),
-    el("div", { class: "muted" }, "Input schema:"), el("pre", {}, pretty(t.input_schema)),
-    el("div", { class: "row" }, args, el("button", { class: "run-by-hand", onclick: run }, "Run by hand")),
+    el("details", { class: "schema" }, el("summary", { class: "muted small" }, "Input schema"), jsonTree(t.input_schema)),
+    el("div", { class: "row" }, args, el("button", { class: "run-by-hand primary", onclick: run }, "Run by hand")),
     out);
 }
 
@@ -487,9 +654,14 @@ async function loadAudit(ev) {
   const tbody = $("#audit-table tbody");
   try {
     const list = await api("GET", "/v1/audit?" + q);
+    if (!list.items.length) {
+      tbody.replaceChildren(el("tr", { class: "empty-row" }, el("td", { colspan: 7, class: "muted" },
+        q.toString().replace(/limit=\d+&?/, "") ? "No rows match the filter." : "Nothing recorded yet: every tool call and every capability it uses will be listed here.")));
+      return;
+    }
     tbody.replaceChildren(...list.items.slice().reverse().map(e => el("tr", { "data-kind": e.kind },
-      el("td", {}, e.seq), el("td", {}, e.at), el("td", {}, e.kind), el("td", {}, e.pack), el("td", {}, e.tool),
-      el("td", {}, e.invocation), el("td", {}, el("details", {}, el("summary", {}, summary(e)), el("pre", {}, pretty(e.body)))))));
+      el("td", { class: "narrow" }, e.seq), el("td", { class: "nowrap", title: e.at }, ago(e.at)), el("td", { class: "narrow" }, e.kind), el("td", {}, e.pack), el("td", {}, e.tool),
+      el("td", { class: "narrow mono small" }, e.invocation), el("td", {}, el("details", {}, el("summary", {}, summary(e)), el("pre", {}, pretty(e.body)))))));
   } catch (e) {
     tbody.replaceChildren(el("tr", {}, el("td", { colspan: 7, class: "error" }, e.message)));
   }
@@ -515,23 +687,28 @@ async function verify() {
 
 async function start() {
   $("#new-chat").addEventListener("click", newChat);
-  $("#chat-select").addEventListener("change", async ev => openChat(await api("GET", "/v1/chats/" + encodeURIComponent(ev.target.value))));
   $("#attach-btn").addEventListener("click", attach);
   $("#composer-form").addEventListener("submit", send);
+  $("#composer").addEventListener("keydown", ev => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("#composer-form").requestSubmit(); }
+  });
   $("#stop").addEventListener("click", stop);
   $("#install-form").addEventListener("submit", install);
+  $("#audit-form").addEventListener("submit", loadAudit);
+  $("#verify").addEventListener("click", verify);
   $("#upload-input").addEventListener("change", ev => uploadFiles(ev.target.files));
   const drop = $("#drop");
   drop.addEventListener("dragover", ev => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", ev => { ev.preventDefault(); drop.classList.remove("over"); uploadFiles(ev.dataTransfer.files); });
-  $("#audit-form").addEventListener("submit", loadAudit);
-  $("#verify").addEventListener("click", verify);
+  if (window.matchMedia("(max-width: 700px)").matches) for (const d of document.querySelectorAll("aside details.fold")) d.open = false;
   window.addEventListener("hashchange", route);
   if (!(await loadStatus())) return;
-  await refreshChats();
-  const first = $("#chat-select").value;
-  if (first) openChat(await api("GET", "/v1/chats/" + encodeURIComponent(first)));
+  const chats = await refreshChats();
+  const wanted = location.hash.split("/")[2];
+  const first = wanted || (chats.length ? chats[0].id : "");
+  if (first) await selectChat(first);
+  else loadFiles();
   route();
 }
 
