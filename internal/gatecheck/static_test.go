@@ -78,6 +78,14 @@ var implementations = map[string]struct {
 	},
 }
 
+// personRuns are functions outside the execution layer that start a native
+// program because a person asked for exactly that at the command line,
+// never on behalf of a model or a pack's tool call: no tool, base tool or
+// front end can reach them (personRunsOnlyFromCmd proves it).
+var personRuns = map[string]string{
+	"github.com/packs-run/packs/internal/author.Build": "packs build runs the author's own build (make) in the folder the person names, as make itself would",
+}
+
 // module is the type-checked source of every package of the module.
 type module struct {
 	fset *token.FileSet
@@ -421,6 +429,8 @@ func ungated(m *module) (impl, ok, bad []site, why []string) {
 	for _, s := range m.sites() {
 		if _, isImpl := implementations[s.pkg]; isImpl {
 			impl = append(impl, s)
+		} else if w, run := personRuns[s.fn]; run {
+			ok, why = append(ok, s), append(why, "a person's own command: "+w)
 		} else if w := gated(byPath[s.pkg], s); w != "" {
 			ok, why = append(ok, s), append(why, w)
 		} else {
@@ -457,6 +467,35 @@ func everySinkIsGated(t *testing.T, m *module) {
 	}
 	if !pkgs[runtimePkg] || !pkgs[hostfnsPkg] {
 		t.Errorf("the walk no longer sees the known paths: execution layer %v", pkgs)
+	}
+}
+
+// personRunsOnlyFromCmd checks that each function of personRuns is called
+// from the command line's package only (and not taken as a value anywhere
+// else), so no tool call can reach it.
+func personRunsOnlyFromCmd(t *testing.T, m *module) {
+	seen := map[string]int{}
+	m.walk(func(c *checked, n ast.Node, stack []ast.Node) {
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return
+		}
+		fn, ok := c.info.Uses[id].(*types.Func)
+		if !ok {
+			return
+		}
+		if _, listed := personRuns[fn.FullName()]; !listed {
+			return
+		}
+		if c.path != modPath+"/cmd/packs" && !strings.HasSuffix(m.fset.Position(id.Pos()).Filename, "_test.go") {
+			t.Errorf("%s: %s is reached outside cmd/packs (from %s): only a person's command may run it", m.fset.Position(id.Pos()), fn.FullName(), c.path)
+		}
+		seen[fn.FullName()]++
+	})
+	for name := range personRuns {
+		if seen[name] == 0 {
+			t.Errorf("%s is listed in personRuns but never called: remove it from the list", name)
+		}
 	}
 }
 
@@ -631,12 +670,13 @@ func recvExported(fn *types.Func) bool {
 	return ok && n.Obj().Exported()
 }
 
-// TestStaticGate walks the whole module once and runs the three checks
+// TestStaticGate walks the whole module once and runs the checks
 // over it.
 func TestStaticGate(t *testing.T) {
 	m := loadModule(t)
 	t.Run("EverySinkIsGated", func(t *testing.T) { everySinkIsGated(t, m) })
 	t.Run("ApprovalProvenance", func(t *testing.T) { approvalProvenance(t, m) })
+	t.Run("PersonRunsOnlyFromCmd", func(t *testing.T) { personRunsOnlyFromCmd(t, m) })
 	t.Run("ImplementationEntries", func(t *testing.T) { implementationEntries(t, m) })
 	t.Run("CatchesBypasses", func(t *testing.T) { catchesBypasses(t, m) })
 }

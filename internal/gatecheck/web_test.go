@@ -40,7 +40,7 @@ func TestWebTurn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, err := web.New(web.Config{App: e.app, Chat: e.deps, Model: web.Model{Provider: p, Describe: "fake"}, Addr: "127.0.0.1:0", Version: "test"})
+			srv, err := web.New(web.Config{App: e.app, Chat: e.deps, Model: web.Model{Provider: p, Describe: "fake"}, Addr: "127.0.0.1:0", Version: "test", Token: webToken})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +103,10 @@ func TestWebTurn(t *testing.T) {
 
 // do sends one request to the web server and decodes its JSON answer into
 // out (when not nil), failing unless the status is want.
+// webToken is the web API's token in these tests: every /v1 request needs
+// one, on loopback too.
+const webToken = "gatecheck-test-token-0123456789abcdef"
+
 func do(t *testing.T, base, method, path string, body any, want int, out any) {
 	t.Helper()
 	var rd io.Reader
@@ -120,6 +124,7 @@ func do(t *testing.T, base, method, path string, body any, want int, out any) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Authorization", "Bearer "+webToken)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
