@@ -54,6 +54,7 @@ var migrations = []migration{
 	{3, "audit", schemaAudit},
 	{4, "chat", schemaChat},
 	{5, "audit_mac", schemaAuditMAC},
+	{6, "approval_queue", schemaApprovals},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
