@@ -68,7 +68,8 @@ type grant struct {
 	mounts []Mount                  // the effective filesystem resources
 	limits Limits
 	scope  Scope
-	digest string // see Digest; set once, when the grant is built
+	inject []SecretInjection // the bindings of held secrets
+	digest string            // see Digest; set once, when the grant is built
 }
 
 // Mount is one granted host directory and an optional glob inside it.
@@ -145,6 +146,9 @@ func (g *grant) seal() {
 		if g.held[i] && g.caps[i] != nil {
 			field(append([]string{"cap", string(n)}, raws(g.caps[i].effective)...)...)
 		}
+	}
+	for _, in := range g.inject {
+		field("inject", in.Name, in.Host, in.Header, in.Query, in.Value)
 	}
 	for _, m := range g.mounts {
 		field("mount", m.HostPath, m.Glob, strconv.FormatBool(m.Writable))
@@ -265,17 +269,6 @@ func (g Grant) Command(program string) Decision {
 		return allow(TerminalExec, program, "listed command")
 	}
 	return g.outside(TerminalExec, program, func(it item) bool { return it.raw == program })
-}
-
-// Secret decides whether the pack may read the named secret.
-func (g Grant) Secret(name string) Decision {
-	if !g.Has(SecretsAccess) {
-		return g.missing(SecretsAccess, name)
-	}
-	if slices.Contains(g.g.c.secrets, name) {
-		return allow(SecretsAccess, name, "listed secret")
-	}
-	return g.outside(SecretsAccess, name, func(it item) bool { return it.raw == name })
 }
 
 // Mounts returns the granted host directories beyond the defaults (pack root

@@ -20,7 +20,8 @@ type Request struct {
 	FilesystemWrite []string
 	Network         []string // host patterns: "api.example.com", "*.example.com", "10.0.0.1"
 	EnvRead         []string // variable names or prefixes with a trailing "*": "AWS_*"
-	SecretsAccess   []string // secret names
+	SecretsAccess   []string // secret names; "reveal:NAME" lets the tool read the value (RevealPrefix)
+	SecretsInject   []SecretInjection
 	Limits          Limits
 
 	c *compiled // set by Compile: the patterns, parsed once
@@ -121,6 +122,7 @@ type compiled struct {
 	hosts    []HostPattern
 	env      []EnvPattern
 	secrets  []string
+	inject   []SecretInjection
 }
 
 func (r Request) compile() (compiled, error) {
@@ -173,10 +175,16 @@ func (r Request) compile() (compiled, error) {
 		c.env = append(c.env, e)
 	}
 	for i, s := range r.SecretsAccess {
-		if s == "" {
-			return c, &PatternError{SecretsAccess, i, s, "empty secret name"}
+		if err := checkSecretResource(s); err != nil {
+			return c, &PatternError{SecretsAccess, i, s, err.Error()}
 		}
 		c.secrets = append(c.secrets, s)
+	}
+	for i, in := range r.SecretsInject {
+		if err := in.check(&c); err != nil {
+			return c, &InjectionError{Index: i, Reason: err.Error()}
+		}
+		c.inject = append(c.inject, in)
 	}
 	return c, nil
 }

@@ -75,6 +75,13 @@ func Resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (
 			}
 		}
 	}
+	if g.held[nameIndex(SecretsAccess)] {
+		for _, in := range r.inject {
+			if g.holdsSecret(in.Name) {
+				g.inject = append(g.inject, in)
+			}
+		}
+	}
 	g.seal()
 	return Grant{g: g}, nil
 }
@@ -106,9 +113,7 @@ func parseItem(n Name, s string) (item, bool) {
 	case TerminalExec:
 		err = checkCommand(s)
 	case SecretsAccess:
-		if s == "" {
-			err = errors.New("empty secret name")
-		}
+		err = checkSecretResource(s)
 	case FilesystemRead, FilesystemWrite:
 		m := splitMount(s, false)
 		it.mount = &m
@@ -132,6 +137,7 @@ func raws(items []item) []string {
 type resolution struct {
 	caps    []capResolution // one per requested capability, in the order of All
 	blocked []string        // the pack's own blocked commands
+	inject  []SecretInjection
 	limits  Limits
 }
 
@@ -234,7 +240,7 @@ func resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (
 		env.Getenv = func(string) string { return "" }
 	}
 	names := req.Names()
-	r := &resolution{limits: req.Limits, blocked: c.blocked, caps: make([]capResolution, 0, len(names))}
+	r := &resolution{limits: req.Limits, blocked: c.blocked, inject: c.inject, caps: make([]capResolution, 0, len(names))}
 	if pol != nil {
 		r.limits = req.Limits.capTo(pol.limits)
 	}
@@ -370,6 +376,15 @@ func userLayer(n Name, space []item, user, pre []UserGrant, env Env) (layerVerdi
 	case scope == "":
 		scope = ScopePersistent
 	}
+	if all && n == SecretsAccess {
+		// A bare grant never reveals: it covers reveal:NAME as NAME, to
+		// inject; a reveal is granted only by naming it.
+		all = false
+		for _, it := range space {
+			name, _ := secretName(it.raw)
+			ceiling = appendItem(ceiling, item{raw: name})
+		}
+	}
 	if all {
 		return layerVerdict{allowed: true, resources: space, why: whyGrantedAll}, scope
 	}
@@ -448,7 +463,8 @@ func within(n Name, r, c item) bool {
 		// only itself.
 		return r.raw == c.raw || !filepath.IsAbs(c.raw) && filepath.Base(r.raw) == c.raw
 	case SecretsAccess:
-		return r.raw == c.raw
+		// A reveal grant covers injecting the same secret.
+		return r.raw == c.raw || c.raw == RevealPrefix+r.raw
 	case FilesystemRead, FilesystemWrite:
 		if c.mount.Glob != "" {
 			return *r.mount == *c.mount

@@ -25,6 +25,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/packs-run/packs/capability"
 )
 
 // Files in the state directory.
@@ -47,21 +49,11 @@ var (
 	ErrBadStore = errors.New("secrets: unusable secret store")
 )
 
-// CheckName reports whether name may name a secret: 1 to 128 characters
-// from A-Z, a-z, 0-9 and '_', not starting with a digit (the shape of an
-// environment variable, so it reads the same in skill.toml and on the
-// command line).
+// CheckName reports whether name may name a secret
+// (capability.CheckSecretName: the same rule as in skill.toml).
 func CheckName(name string) error {
-	if name == "" || len(name) > 128 {
-		return fmt.Errorf("%w: %q must be 1 to 128 characters", ErrBadName, name)
-	}
-	for i, r := range name {
-		switch {
-		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return fmt.Errorf("%w: %q: use letters, digits and '_', not starting with a digit", ErrBadName, name)
-		}
+	if err := capability.CheckSecretName(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadName, err)
 	}
 	return nil
 }
