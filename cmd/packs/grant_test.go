@@ -241,7 +241,7 @@ func TestAuditCommands(t *testing.T) {
 	seedAudit(t, home)
 
 	text := withHome(t, home, "audit").mustCode(t, 0).stdout
-	if n := strings.Count(strings.TrimSpace(text), "\n") + 1; n != 4 || !strings.Contains(text, "DENIED by policy") || !strings.Contains(text, "run_once by terminal") {
+	if n := strings.Count(strings.TrimSpace(text), "\n") + 1; n != 4 || !strings.Contains(text, "DENIED by policy") || !strings.Contains(text, "approved by terminal (run_once), ok") {
 		t.Errorf("audit text (%d lines):\n%s", n, text)
 	}
 	jsonl := withHome(t, home, "audit", "--json", "--pack", "weather").mustCode(t, 0).stdout

@@ -364,12 +364,8 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if err := s.cfg.App.DB.PutGrant(r.Context(), name, body.Chat, u); err != nil {
-		s.fail(w, err)
-		return
-	}
-	// packs.lock mirrors the persistent grants, as after packs grant.
-	if _, err := s.cfg.App.MirrorGrants(r.Context(), name); err != nil {
+	// packs.db and packs.lock's mirror change together, as for packs grant.
+	if _, err := s.cfg.App.Grant(r.Context(), name, body.Chat, []capability.UserGrant{u}); err != nil {
 		s.fail(w, err)
 		return
 	}
