@@ -82,6 +82,7 @@ func FuzzManifest(f *testing.F) {
 	f.Add([]byte(spec001Complete))
 	for _, s := range []string{
 		"[capabilities]\nsecrets_access = [\"A\", 1]\n",
+		"[capabilities]\nnetwork = [\"a.b\"]\nsecrets_access = [\"T\", { name = \"U\", reveal = true }]\n[[secrets.inject]]\nname = \"T\"\nhost = \"a.b\"\nheader = \"X\"\nvalue = \"B {{secret.T}}\"\n",
 		"[limits]\nmemory_mb = 1\ntimeout = \"1h\"\n",
 		"capabilities.network = [\"*.a.b\"]\n",
 		"[capabilities]\nterminal_exec = { commands = [\"git\"], blocked = [\"git\"] }\n",

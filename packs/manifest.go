@@ -54,6 +54,21 @@ type manifestDoc struct {
 	Suggestions  map[string]any    `toml:"suggestions"`
 	Features     map[string]any    `toml:"features"`
 	Platform     platformTable     `toml:"platform"`
+	Secrets      secretsTable      `toml:"secrets"`
+}
+
+// secretsTable is [secrets]: [[secrets.inject]] binds a requested secret
+// to the requests of one host (docs/secrets.md).
+type secretsTable struct {
+	Inject []injectTable `toml:"inject"`
+}
+
+type injectTable struct {
+	Name   string `toml:"name"`
+	Host   string `toml:"host"`
+	Header string `toml:"header"`
+	Query  string `toml:"query"`
+	Value  string `toml:"value"`
 }
 
 type skillTable struct {
@@ -99,7 +114,7 @@ type capabilitiesTable struct {
 	FilesystemWrite []string   `toml:"filesystem_write"`
 	Network         []string   `toml:"network"`
 	EnvRead         []string   `toml:"env_read"`
-	SecretsAccess   any        `toml:"secrets_access"` // false, or a list of secret names
+	SecretsAccess   any        `toml:"secrets_access"` // false, or a list of secret names and {name, reveal} tables
 }
 
 type execTable struct {
@@ -183,6 +198,7 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 		checkWasmFile(dir, m.Executable.Module, file, p.line([]string{"executable", "module"}, -1), rep)
 	}
 	m.Capabilities = p.request(md.Capabilities)
+	m.Capabilities.SecretsInject = p.inject(md.Secrets.Inject, m.Capabilities)
 	m.Capabilities.Limits = p.limits(md.Limits)
 	// Parsed once here, not at every call's grant; a pattern that does not
 	// parse was reported above, and resolving then reports it again.
@@ -287,7 +303,9 @@ func validateOne(n capability.Name, key, s string) error {
 }
 
 // secrets reads secrets_access: false (or absent) asks for nothing, a list
-// names the secrets. true is refused: a pack must say which secrets.
+// names the secrets. true is refused: a pack must say which secrets. An
+// entry is a name, or a table { name = "X", reveal = true } asking for the
+// value itself, which becomes "reveal:X".
 func (p *manifestParser) secrets(v any) ([]string, bool) {
 	path := []string{"capabilities", "secrets_access"}
 	switch v := v.(type) {
@@ -301,9 +319,8 @@ func (p *manifestParser) secrets(v any) ([]string, bool) {
 	case []any:
 		out := make([]string, 0, len(v))
 		for i, item := range v {
-			s, ok := item.(string)
+			s, ok := p.secretEntry(path, i, item)
 			if !ok {
-				p.errorf(path, i, "toml-type", "secrets_access entries are secret names (strings), not %T", item)
 				return nil, false
 			}
 			out = append(out, s)
@@ -312,6 +329,87 @@ func (p *manifestParser) secrets(v any) ([]string, bool) {
 	}
 	p.errorf(path, -1, "toml-type", "secrets_access is false or a list of secret names, not a TOML %s", tomlKind(v))
 	return nil, false
+}
+
+// secretEntry reads one secrets_access entry: a name, or a table with a
+// name and reveal, and nothing else.
+func (p *manifestParser) secretEntry(path []string, i int, item any) (string, bool) {
+	switch item := item.(type) {
+	case string:
+		return item, true
+	case map[string]any:
+		name, ok := item["name"].(string)
+		if !ok {
+			p.errorf(path, i, "toml-type", "a secrets_access table needs name = \"SECRET\" (a string)")
+			return "", false
+		}
+		reveal := false
+		for k, v := range item {
+			switch k {
+			case "name":
+			case "reveal":
+				if reveal, ok = v.(bool); !ok {
+					p.errorf(path, i, "toml-type", "secrets_access %s: reveal is a boolean", name)
+					return "", false
+				}
+			default:
+				p.errorf(path, i, "toml-unknown-key", "secrets_access %s: %q is not a key here (name, reveal)", name, k)
+				return "", false
+			}
+		}
+		if reveal {
+			return capability.RevealPrefix + name, true
+		}
+		return name, true
+	}
+	p.errorf(path, i, "toml-type", "secrets_access entries are secret names (strings) or { name, reveal } tables, not a TOML %s", tomlKind(item))
+	return "", false
+}
+
+// inject converts [[secrets.inject]], checking each binding on its own
+// against the request (capability.SecretInjection): a requested secret, a
+// host within the network request, one header or query parameter, one
+// placeholder.
+func (p *manifestParser) inject(list []injectTable, r capability.Request) []capability.SecretInjection {
+	var out []capability.SecretInjection
+	for i, t := range list {
+		in := capability.SecretInjection{Name: t.Name, Host: t.Host, Header: t.Header, Query: t.Query, Value: t.Value}
+		one := capability.Request{Network: r.Network, SecretsAccess: r.SecretsAccess, SecretsInject: []capability.SecretInjection{in}}
+		if err := one.Validate(); err != nil {
+			reason := err.Error()
+			var ie *capability.InjectionError
+			if errors.As(err, &ie) {
+				reason = ie.Reason
+			}
+			p.rep.errorf(p.file, arrayTableLine(p.doc, []string{"secrets", "inject"}, i), "secrets-inject", "[[secrets.inject]] %d (%s): %s", i+1, t.Name, reason)
+			continue
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// arrayTableLine is the line of the index-th [[path]] header, or of the
+// closest key when the array is written inline.
+func arrayTableLine(doc []byte, path []string, index int) (line int) {
+	defer func() {
+		if recover() != nil {
+			line = 0
+		}
+	}()
+	var ps unstable.Parser
+	ps.Reset(doc)
+	n := 0
+	for ps.NextExpression() {
+		e := ps.Expression()
+		if e.Kind == unstable.ArrayTable && slices.Equal(keyOf(e), path) {
+			if n == index {
+				return lineAt(doc, e.Key())
+			}
+			n++
+		}
+	}
+	return tomlLine(doc, path, index)
 }
 
 // limits converts [limits]. Zero fields mean the runtime's defaults.
