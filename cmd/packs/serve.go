@@ -18,7 +18,7 @@ import (
 const serveTokenEnv = tokenEnv
 
 // howToConfigure is what the web app shows when no model is configured.
-const howToConfigure = `Set one, then restart packs serve: for a local Ollama, run "packs serve --provider openai --base-url http://localhost:11434/v1 --model llama3.2"; for Anthropic, export ANTHROPIC_API_KEY and run "packs serve --provider anthropic"; or put provider, base_url and model in the [llm] table of <home>/config.toml (PACKS_PROVIDER, PACKS_BASE_URL and PACKS_MODEL work too).`
+const howToConfigure = `Or put provider, base_url and model in the [llm] table of <home>/config.toml (PACKS_PROVIDER, PACKS_BASE_URL and PACKS_MODEL work too), then restart packs serve with the same home.`
 
 func (c *cli) serveCommand() *cobra.Command {
 	var (
