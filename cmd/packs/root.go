@@ -45,6 +45,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),
 		c.policyCommand(),
 		c.auditCommand(),
+		c.secretCommand(),
 		c.manCommand(),
 		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
 	}
