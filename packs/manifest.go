@@ -23,6 +23,9 @@ type Manifest struct {
 	APIVersion                     string
 	Executable                     Executable
 	Capabilities                   capability.Request
+	// DefaultConfirmation is [recipes].default_confirmation: the
+	// confirmation level of a recipe step that sets none ("" for prompt).
+	DefaultConfirmation string
 }
 
 // Executable is skill.toml's [executable] table: the pack's main module and
@@ -193,6 +196,13 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 	}
 	if m.APIVersion != "" && !supportedAPI(m.APIVersion) {
 		p.errorf([]string{"skill", "api_version"}, -1, "api-version", "api_version %q is not supported: this runtime reads manifests of api_version \"1.x\"", m.APIVersion)
+	}
+	if dc := md.Recipes.DefaultConfirmation; dc != "" {
+		if ValidConfirmation(dc) {
+			m.DefaultConfirmation = dc
+		} else {
+			p.errorf([]string{"recipes", "default_confirmation"}, -1, "recipe-confirmation", "default_confirmation %q is not auto, prompt or always", dc)
+		}
 	}
 	if m.Executable.Module != "" && dir != "" {
 		checkWasmFile(dir, m.Executable.Module, file, p.line([]string{"executable", "module"}, -1), rep)

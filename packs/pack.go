@@ -23,6 +23,7 @@ type Pack struct {
 	Body        int64     // byte offset in EntryDoc where the Markdown body starts
 	Manifest    *Manifest // nil without skill.toml
 	Tools       []*Tool   // nil without tools.json
+	Recipes     []*Recipe // recipes/*.yaml, sorted by file name
 	Findings    []Finding // warnings (Load) or every finding (Validate)
 }
 
@@ -122,6 +123,7 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 	if doc, ok := readSmall(abs, toolsFile, show(toolsFile), maxToolsBytes, rep); ok {
 		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, p.Manifest, rep)
 	}
+	p.Recipes = loadRecipes(abs, show, p.Manifest, p.Tools, rep)
 	return p, rep.list
 }
 

@@ -1,0 +1,427 @@
+package packs
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const recipeManifest = `[skill]
+id = "pack"
+name = "pack"
+version = "1.0.0"
+description = "test"
+
+[capabilities]
+terminal_exec = { commands = ["git", "echo"], blocked = ["rm"] }
+env_read = ["HOME"]
+`
+
+// recipePack writes a pack with skill.toml and the one recipe, and returns
+// its findings.
+func recipePack(t *testing.T, manifest, recipe string) (string, []Finding) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pack")
+	files := map[string]string{"SKILL.md": skillMD("pack"), "recipes/r.yaml": recipe}
+	if manifest != "" {
+		files["skill.toml"] = manifest
+	}
+	writePackFiles(t, dir, files)
+	return dir, Validate(dir, LoadOptions{})
+}
+
+const goodRecipe = `id: feature
+name: Feature branch
+description: make a branch
+version: "1.0"
+triggers:
+  - keywords: [git, branch]
+  - intent: start a feature
+  - context:
+      has_files: [".git"]
+parameters:
+  - name: branch
+    type: string
+    required: true
+    validation: "^[a-z0-9/-]+$"
+  - name: count
+    type: integer
+    default: "3"
+preconditions:
+  - check: command_exists
+    args: [git]
+    message: git must be installed
+  - check: env_set
+    args: [HOME]
+  - check: custom
+    script: git status --porcelain
+    message: a repository
+steps:
+  - id: create
+    name: Create branch
+    command: git checkout -b "{{branch}}"
+    confirmation: prompt
+    risk_level: moderate
+    timeout: 30
+  - id: log
+    command: 'git log -n {{count}} --format=%s'
+    confirmation: auto
+    timeout: 2s
+    expect:
+      exit_code: 0
+      output_contains: init
+verification:
+  - check: echo '{"items":[{"phase":"Running"}]}'
+    expect:
+      json_path: .items[*].phase
+      contains: Running
+    message: should run
+rollback:
+  - command: git checkout -
+    undoes: create
+`
+
+func TestRecipeParse(t *testing.T) {
+	dir, fs := recipePack(t, recipeManifest, goodRecipe)
+	if len(fs) != 0 {
+		t.Fatalf("findings: %v", fs)
+	}
+	p, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := p.Recipe("feature")
+	if !ok {
+		t.Fatalf("recipes: %v", p.Recipes)
+	}
+	if r.File != "recipes/r.yaml" || len(r.Steps) != 2 || len(r.Preconditions) != 3 || len(r.Verification) != 1 || len(r.Rollback) != 1 || len(r.Triggers) != 3 {
+		t.Fatalf("recipe: %+v", r)
+	}
+	s := r.Steps[0]
+	if s.Confirmation != ConfirmPrompt || s.RiskLevel != "moderate" || s.Timeout != 30*time.Second || s.Line != 28 {
+		t.Errorf("step 0: %+v", s)
+	}
+	if got, want := s.Command.Argv, []string{"git", "checkout", "-b", "{{branch}}"}; !slices.Equal(got, want) {
+		t.Errorf("argv = %q, want %q", got, want)
+	}
+	if r.Steps[1].Confirmation != ConfirmAuto || r.Steps[1].Timeout != 2*time.Second {
+		t.Errorf("step 1: %+v", r.Steps[1])
+	}
+	if r.Rollback[0].ID != "rollback-1" || r.Rollback[0].Undoes != "create" || r.Verification[0].ID != "verify-1" {
+		t.Errorf("ids: %q %q", r.Rollback[0].ID, r.Verification[0].ID)
+	}
+	args, err := r.Bind(map[string]string{"branch": "feat/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(args) != `{"branch":"feat/x","count":3}` {
+		t.Errorf("Bind = %s", args)
+	}
+	argv, err := r.Steps[1].Command.Expand(args)
+	if err != nil || !slices.Equal(argv, []string{"git", "log", "-n", "3", "--format=%s"}) {
+		t.Errorf("Expand = %q, %v", argv, err)
+	}
+}
+
+func TestRecipeDefaultConfirmation(t *testing.T) {
+	m := recipeManifest + "\n[recipes]\ndefault_confirmation = \"always\"\n"
+	dir, fs := recipePack(t, m, "id: a\nname: A\nsteps:\n  - id: s\n    command: git status\n  - id: t\n    command: git status\n    confirmation: auto\n")
+	if len(fs) != 0 {
+		t.Fatalf("findings: %v", fs)
+	}
+	p, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Recipes[0].Steps; got[0].Confirmation != ConfirmAlways || got[1].Confirmation != ConfirmAuto {
+		t.Errorf("confirmations: %q %q", got[0].Confirmation, got[1].Confirmation)
+	}
+}
+
+// TestRecipeFindings checks that each bad recipe yields its finding at its
+// line.
+func TestRecipeFindings(t *testing.T) {
+	head := "id: a\nname: A\n"
+	cases := []struct {
+		name, manifest, recipe string
+		want                   []string // "file:line severity rule"
+	}{
+		{"bogus default_confirmation", recipeManifest + "\n[recipes]\ndefault_confirmation = \"bogus\"\n", head + "steps:\n  - id: s\n    command: git status\n",
+			[]string{"skill.toml:12 error recipe-confirmation"}},
+		{"yaml syntax", recipeManifest, "id: [\n", []string{"recipes/r.yaml:2 error recipe-syntax"}},
+		{"not a mapping", recipeManifest, "- a\n", []string{"recipes/r.yaml:1 error recipe-type"}},
+		{"alias", recipeManifest, head + "description: &d x\nversion: *d\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:3 error recipe-syntax"}},
+		{"unknown key", recipeManifest, head + "stepz: []\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:3 error recipe-unknown-key"}},
+		{"no steps", recipeManifest, head, []string{"recipes/r.yaml:1 error recipe-field-missing"}},
+		{"no id", recipeManifest, "name: A\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:1 error recipe-field-missing"}},
+		{"bad id", recipeManifest, "id: A_b\nname: A\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:1 error recipe-id"}},
+		{"step without id", recipeManifest, head + "steps:\n  - command: git status\n", []string{"recipes/r.yaml:4 error recipe-field-missing"}},
+		{"step ids twice", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:6 error recipe-duplicate"}},
+		{"command and tool", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    tool: x\n", []string{"recipes/r.yaml:4 error recipe-field-missing"}},
+		{"unknown tool", recipeManifest, head + "steps:\n  - id: s\n    tool: nope\n", []string{"recipes/r.yaml:5 error recipe-tool"}},
+		{"ungranted command", recipeManifest, head + "steps:\n  - id: s\n    command: curl http://x\n", []string{"recipes/r.yaml:5 error recipe-grant"}},
+		{"blocked command", recipeManifest, head + "steps:\n  - id: s\n    command: rm -rf x\n", []string{"recipes/r.yaml:5 error recipe-grant"}},
+		{"no manifest", "", head + "steps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:5 error recipe-grant"}},
+		{"pipe", recipeManifest, head + "steps:\n  - id: s\n    command: git log | head\n", []string{"recipes/r.yaml:5 error recipe-command"}},
+		{"dollar", recipeManifest, head + "steps:\n  - id: s\n    command: echo \"$HOME\"\n", []string{"recipes/r.yaml:5 error recipe-command"}},
+		{"unterminated quote", recipeManifest, head + "steps:\n  - id: s\n    command: echo 'x\n", []string{"recipes/r.yaml:5 error recipe-command"}},
+		{"program from a parameter", recipeManifest, head + "parameters:\n  - name: p\nsteps:\n  - id: s\n    command: '{{p}} x'\n", []string{"recipes/r.yaml:7 error recipe-command"}},
+		{"unknown placeholder", recipeManifest, head + "steps:\n  - id: s\n    command: git checkout {{branch}}\n", []string{"recipes/r.yaml:5 error recipe-placeholder"}},
+		{"option injection", recipeManifest, head + "parameters:\n  - name: p\nsteps:\n  - id: s\n    command: git log -{{p}}\n", []string{"recipes/r.yaml:7 error recipe-option"}},
+		{"bad confirmation", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    confirmation: never\n", []string{"recipes/r.yaml:6 error recipe-confirmation"}},
+		{"bad risk", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    risk_level: extreme\n", []string{"recipes/r.yaml:6 error recipe-risk"}},
+		{"bad timeout", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    timeout: 2h\n", []string{"recipes/r.yaml:6 error recipe-timeout"}},
+		{"zero timeout", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    timeout: 0\n", []string{"recipes/r.yaml:6 error recipe-timeout"}},
+		{"bad json_path", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    expect:\n      json_path: \"$[\"\n", []string{"recipes/r.yaml:7 error recipe-expect"}},
+		{"contains alone", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    expect:\n      contains: x\n", []string{"recipes/r.yaml:7 error recipe-expect"}},
+		{"bad exit code", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    expect:\n      exit_code: 300\n", []string{"recipes/r.yaml:7 error recipe-expect"}},
+		{"bad param type", recipeManifest, head + "parameters:\n  - name: p\n    type: list\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:5 error recipe-param"}},
+		{"bad regex", recipeManifest, head + "parameters:\n  - name: p\n    validation: \"[\"\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:5 error recipe-param"}},
+		{"default fails validation", recipeManifest, head + "parameters:\n  - name: p\n    validation: \"^a$\"\n    default: b\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:6 error recipe-param"}},
+		{"param twice", recipeManifest, head + "parameters:\n  - name: p\n  - name: p\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:5 error recipe-duplicate"}},
+		{"bad check", recipeManifest, head + "preconditions:\n  - check: file_exists\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:4 error recipe-precondition"}},
+		{"command_exists ungranted", recipeManifest, head + "preconditions:\n  - check: command_exists\n    args: [kubectl]\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:5 error recipe-grant"}},
+		{"env_set ungranted", recipeManifest, head + "preconditions:\n  - check: env_set\n    args: [AWS_PROFILE]\nsteps:\n  - id: s\n    command: git status\n", []string{"recipes/r.yaml:4 warning recipe-grant"}},
+		{"rollback undoes nothing", recipeManifest, head + "steps:\n  - id: s\n    command: git status\nrollback:\n  - command: git status\n    undoes: t\n", []string{"recipes/r.yaml:7 error recipe-rollback"}},
+		{"input on a command", recipeManifest, head + "steps:\n  - id: s\n    command: git status\n    input: {a: 1}\n", []string{"recipes/r.yaml:6 error recipe-unknown-key"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, fs := recipePack(t, c.manifest, c.recipe)
+			var got []string
+			for _, s := range spotsOf(dir, fs) {
+				got = append(got, strings.TrimSpace(s.file+":"+strconv.Itoa(s.line)+" "+string(s.sev)+" "+s.rule))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("findings = %q, want %q\n%v", got, c.want, fs)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"git status", []string{"git", "status"}, false},
+		{"  git   status  ", []string{"git", "status"}, false},
+		{`git commit -m "a b"`, []string{"git", "commit", "-m", "a b"}, false},
+		{`git commit -m 'a "b" $c'`, []string{"git", "commit", "-m", `a "b" $c`}, false},
+		{`echo "a\"b\\c\d"`, []string{"echo", `a"b\c\d`}, false},
+		{`echo a\ b`, []string{"echo", "a b"}, false},
+		{"echo a\\\nb", []string{"echo", "ab"}, false},
+		{`echo ""`, []string{"echo", ""}, false},
+		{`echo x""y`, []string{"echo", "xy"}, false},
+		{"echo {{p}}", []string{"echo", "{{p}}"}, false},
+		{"echo a#b x~", []string{"echo", "a#b", "x~"}, false},
+		{"echo --x=1,2 @f +y !z %s", []string{"echo", "--x=1,2", "@f", "+y", "!z", "%s"}, false},
+		{"", nil, true},
+		{"''", nil, true},
+		{"a | b", nil, true},
+		{"a; b", nil, true},
+		{"a && b", nil, true},
+		{"a > f", nil, true},
+		{"a < f", nil, true},
+		{"a $(b)", nil, true},
+		{"a `b`", nil, true},
+		{"a $X", nil, true},
+		{`a "$X"`, nil, true},
+		{"a \"`b`\"", nil, true},
+		{"a *.go", nil, true},
+		{"a ?", nil, true},
+		{"a [ab]", nil, true},
+		{"a ~/x", nil, true},
+		{"a # comment", nil, true},
+		{"a 'x", nil, true},
+		{`a "x`, nil, true},
+		{`a \`, nil, true},
+		{"(a)", nil, true},
+	}
+	for _, c := range cases {
+		got, err := SplitCommand(c.in)
+		if (err != nil) != c.err || !slices.Equal(got, c.want) {
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+	if _, err := SplitCommand("a | b"); !errors.Is(err, ErrShellSyntax) {
+		t.Errorf("a pipe: %v, want ErrShellSyntax", err)
+	}
+}
+
+func TestRecipeBind(t *testing.T) {
+	r, fs := ParseRecipeFile([]byte(`id: b
+name: B
+parameters:
+  - name: s
+    required: true
+    validation: "^[a-z]+$"
+  - name: i
+    type: integer
+  - name: n
+    type: number
+  - name: f
+    type: boolean
+    default: "false"
+steps:
+  - id: x
+    command: git x {{s}} {{i}}
+`), "r.yaml")
+	if r != nil {
+		t.Fatalf("an ungranted command parsed: %v", fs)
+	}
+	r = &Recipe{ID: "b", Parameters: []RecipeParameter{
+		{Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}, {Name: "n", Type: "number"}, {Name: "f", Type: "boolean"},
+	}}
+	cases := []struct {
+		in   map[string]string
+		want string
+		err  bool
+	}{
+		{map[string]string{"s": "x"}, `{"s":"x"}`, false},
+		{map[string]string{"s": "x", "i": "12", "n": "1.5", "f": "true"}, `{"f":true,"i":12,"n":1.5,"s":"x"}`, false},
+		{map[string]string{}, "", true},
+		{map[string]string{"s": "x", "zz": "1"}, "", true},
+		{map[string]string{"s": "x", "i": "1.5"}, "", true},
+		{map[string]string{"s": "x", "n": "NaN"}, "", true},
+		{map[string]string{"s": "x", "f": "yes"}, "", true},
+		{map[string]string{"s": "a\x00b"}, "", true},
+	}
+	for _, c := range cases {
+		got, err := r.Bind(c.in)
+		if (err != nil) != c.err || string(got) != c.want {
+			t.Errorf("Bind(%v) = %s, %v; want %s, error %v", c.in, got, err, c.want, c.err)
+		}
+		var pe *ParamError
+		if err != nil && (!errors.As(err, &pe) || !errors.Is(err, ErrInvalidInput)) {
+			t.Errorf("Bind(%v): %v is not a *ParamError wrapping ErrInvalidInput", c.in, err)
+		}
+	}
+}
+
+// TestRecipeOptionInjection: a parameter value that would make its own
+// argv element an option is refused when the command is expanded.
+func TestRecipeOptionInjection(t *testing.T) {
+	dir, fs := recipePack(t, recipeManifest, "id: a\nname: A\nparameters:\n  - name: b\nsteps:\n  - id: s\n    command: git checkout {{b}}\n")
+	if len(fs) != 0 {
+		t.Fatal(fs)
+	}
+	p, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Recipes[0]
+	for _, v := range []string{"--upload-pack=touch /tmp/x", "-b"} {
+		args, err := r.Bind(map[string]string{"b": v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if argv, err := r.Steps[0].Command.Expand(args); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Expand(%q) = %q, %v; want ErrInvalidInput", v, argv, err)
+		}
+	}
+	args, _ := r.Bind(map[string]string{"b": "feature x; rm -rf /"})
+	argv, err := r.Steps[0].Command.Expand(args)
+	if err != nil || !slices.Equal(argv, []string{"git", "checkout", "feature x; rm -rf /"}) {
+		t.Errorf("a value with spaces and ; stays one element: %q, %v", argv, err)
+	}
+}
+
+func TestExpectCheck(t *testing.T) {
+	two := 2
+	path, err := parseJSONPath(".items[*].status.phase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		e    Expect
+		code int
+		out  string
+		ok   bool
+	}{
+		{Expect{}, 0, "", true},
+		{Expect{}, 1, "", false},
+		{Expect{ExitCode: &two}, 2, "", true},
+		{Expect{ExitCode: &two}, 0, "", false},
+		{Expect{OutputContains: "ok"}, 0, "all ok", true},
+		{Expect{OutputContains: "ok"}, 0, "fail", false},
+		{Expect{JSONPath: "x", path: path}, 0, `{"items":[{"status":{"phase":"Pending"}}]}`, true},
+		{Expect{JSONPath: "x", path: path, Contains: "Running"}, 0, `{"items":[{"status":{"phase":"Pending"}},{"status":{"phase":"Running"}}]}`, true},
+		{Expect{JSONPath: "x", path: path, Contains: "Running"}, 0, `{"items":[{"status":{"phase":"Pending"}}]}`, false},
+		{Expect{JSONPath: "x", path: path}, 0, `{"items":[]}`, false},
+		{Expect{JSONPath: "x", path: path}, 0, `not json`, false},
+	}
+	for i, c := range cases {
+		err := c.e.Check(c.code, []byte(c.out))
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrExpectation)) {
+			t.Errorf("case %d: Check = %v, want ok %v", i, err, c.ok)
+		}
+	}
+}
+
+func TestRecipeToolInput(t *testing.T) {
+	s := RecipeStep{Tool: "t", input: map[string]inputValue{"a": {param: "p"}, "b": {lit: []byte(`[1,2]`)}}, inputKeys: []string{"a", "b"}}
+	got, err := s.ToolInput([]byte(`{"p":"x y"}`))
+	if err != nil || string(got) != `{"a":"x y","b":[1,2]}` {
+		t.Errorf("ToolInput = %s, %v", got, err)
+	}
+	if _, err := s.ToolInput([]byte(`{}`)); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("missing parameter: %v", err)
+	}
+}
+
+// FuzzRecipe: no recipe document makes the parser panic, and every finding
+// is well formed, with a line inside the document.
+func FuzzRecipe(f *testing.F) {
+	f.Add([]byte(goodRecipe))
+	f.Add([]byte("id: a\nname: A\nsteps:\n  - id: s\n    command: git \"{{p}}\" 'x'\n"))
+	f.Add([]byte("id: [\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		r, fs := ParseRecipeFile(doc, "r.yaml")
+		checkFindings(t, doc, fs)
+		if r != nil && hasErrors(fs) {
+			t.Fatalf("a recipe with errors: %v", fs)
+		}
+	})
+}
+
+// FuzzSplitCommand: splitting never panics, and what it returns rejoins
+// (each element single-quoted) into a command that splits the same way.
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{"git status", `a "b c" 'd' e\ f`, "a | b", `"x\"y"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		argv, err := SplitCommand(s)
+		if err != nil {
+			return
+		}
+		var quoted []string
+		for _, a := range argv {
+			quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+		}
+		again, err := SplitCommand(strings.Join(quoted, " "))
+		if err != nil || !slices.Equal(again, argv) {
+			t.Fatalf("%q -> %q -> %q, %v", s, argv, again, err)
+		}
+	})
+}
