@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/mcpserver"
 )
 
@@ -23,6 +25,7 @@ func (c *cli) mcpCommand() *cobra.Command {
 		allowHosts []string
 		tokenFile  string
 		only       []string
+		timeout    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp [--http ADDR]",
@@ -32,7 +35,11 @@ func (c *cli) mcpCommand() *cobra.Command {
 --http. Each client session is a chat: the base tools open_docs, read_file and
 enable_tools, then each enabled pack's tools as <pack>__<tool>; pack files as
 pack://<pack>/<path> resources; one prompt per pack. Every call is approved
-(through the client's elicitation form, or by the enterprise policy) and audited.
+and audited: by the enterprise policy, through the client's elicitation form,
+or, for a client that cannot elicit (Claude Desktop), by you elsewhere: the
+call waits until you run packs approve (or decide it in the web app, packs
+serve) or --approval-timeout passes, which denies it. --approval-timeout 0
+denies such calls at once unless the policy approves them.
 
 Over HTTP every request needs a bearer token, on loopback too: a tool
 allowed to reach 127.0.0.1 must not open its own session and approve its own
@@ -58,7 +65,13 @@ on loopback unless ADDR names another host.`,
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: version(), Logger: a.Logger})
+			if timeout < 0 {
+				return usageError("mcp: --approval-timeout %s: want a duration of 0 or more", timeout)
+			}
+			if timeout == 0 {
+				timeout = -1 // the queue is off
+			}
+			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout})
 			if err != nil {
 				return err
 			}
@@ -83,6 +96,7 @@ on loopback unless ADDR names another host.`,
 	f.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on ADDR (host:port; a bare :port means 127.0.0.1), e.g. 127.0.0.1:7777")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this Host header (a name or IP, e.g. one a proxy forwards); repeatable")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+" or $"+tokenEnv+", else <home>/token, else a fresh one)")
+	f.DurationVar(&timeout, "approval-timeout", approve.DefaultTimeout, "how long a call of a client that cannot elicit waits for packs approve or the web app before it is denied (0: deny at once)")
 	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
 	return cmd
 }

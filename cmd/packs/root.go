@@ -39,7 +39,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.infoCommand(),
 		c.removeCommand(),
 		c.runCommand(),
-		c.mcpCommand(),
+		c.mcpCommand(), c.approveCommand(),
 		c.serveCommand(),
 		c.chatCommand(),
 		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),

@@ -34,6 +34,9 @@ type Options struct {
 	// Poll is how often a waiting call looks for a decision; zero means
 	// 250 ms.
 	Poll time.Duration
+	// OnQueued, if set, is called once a call is in the queue, to tell the
+	// person where to decide it.
+	OnQueued func(store.QueuedCall)
 }
 
 // Queue puts calls in packs.db's approval queue.
@@ -109,6 +112,9 @@ func (w *Waiter) Approve(ctx context.Context, p capability.Pending) (capability.
 	}
 	if err := w.q.db.Enqueue(ctx, qc); err != nil {
 		return capability.Deny, fmt.Errorf("approve: %w", err)
+	}
+	if w.q.opts.OnQueued != nil {
+		w.q.opts.OnQueued(qc)
 	}
 	timer := time.NewTimer(w.q.opts.Timeout)
 	defer timer.Stop()

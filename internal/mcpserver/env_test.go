@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -66,10 +67,14 @@ func newEnv(t testing.TB, policy string) *testEnv {
 		},
 		Attach:  []string{"echo-pack"},
 		Version: "test",
+		// A call of a client that cannot elicit waits in the approval
+		// queue; the tests that expect nobody to decide it wait briefly.
+		ApprovalTimeout: 300 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.poll = 10 * time.Millisecond
 	return &testEnv{app: a, audit: log, srv: srv}
 }
 

@@ -121,7 +121,7 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 		}
 		client := clientName(req.Session)
 		sess.SetClient("mcp:" + client)
-		approver, absent := c.approverFor(req.Session, client)
+		approver, absent, waiter := c.approverFor(req.Session, client)
 		res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
 		if err != nil {
 			return nil, err // not audited: a protocol error, never content
@@ -134,8 +134,8 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
 			}
 			msg := res.Content
-			if absent.asked && !res.Decision.Approved {
-				msg = withDenyHint(msg, client, chat.ToolReadFile)
+			if !res.Decision.Approved {
+				msg = c.s.explainDenial(msg, client, chat.ToolReadFile, absent, waiter)
 			}
 			return nil, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
 		}

@@ -14,9 +14,10 @@
 //     read with the same confinement and page limits as read_file;
 //   - prompts: one per pack, for explicit invocation (like "/pack-name");
 //   - approval: a client that declared elicitation asks the person through
-//     elicitation/create; for any other client only the enterprise policy
-//     can approve, and the default is deny, with a message that says how to
-//     approve;
+//     elicitation/create; a call of any other client waits in the approval
+//     queue in packs.db (internal/approve) until the person decides it with
+//     packs approve or in the web app, or a timeout denies it with a
+//     message that says how to approve;
 //   - over HTTP: loopback by default, a Host/Origin allowlist against DNS
 //     rebinding, and a bearer token required beyond loopback.
 package mcpserver
@@ -33,12 +34,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 )
 
 // ServerName is the name the server gives in initialize.
@@ -56,6 +60,12 @@ type Config struct {
 	// Logger receives the server's diagnostics; nil discards them. Over
 	// stdio it must not write to stdout, which carries the protocol.
 	Logger *slog.Logger
+	// ApprovalTimeout is how long a call of a client that cannot elicit
+	// waits in the approval queue for a person (packs approve, the web
+	// app) before it is denied. Zero means approve.DefaultTimeout; a
+	// negative value turns the queue off: such calls are denied at once
+	// unless the policy approves them.
+	ApprovalTimeout time.Duration
 }
 
 // Server serves packs over MCP. One Server serves any number of sessions;
@@ -63,6 +73,9 @@ type Config struct {
 type Server struct {
 	cfg Config
 	log *slog.Logger
+	// poll is how often a queued call looks for a decision; zero means the
+	// queue's default. Tests shorten it.
+	poll time.Duration
 }
 
 // New returns a server for cfg.
@@ -313,7 +326,7 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		client := clientName(req.Session)
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
-		approver, absent := c.approverFor(req.Session, client)
+		approver, absent, waiter := c.approverFor(req.Session, client)
 		res, err := sess.Call(ctx, name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
@@ -321,22 +334,65 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 			return nil, err
 		}
 		text := res.Content
-		if absent.asked && !res.Decision.Approved {
-			text = withDenyHint(text, client, res.Name)
+		if !res.Decision.Approved {
+			text = c.s.explainDenial(text, client, res.Name, absent, waiter)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}, nil
 	}
 }
 
 // approverFor is who approves a call of ss: the person through elicitation
-// when the client can ask them, else absent, which defers (only the policy
-// can approve) and remembers that it was asked.
-func (c *conn) approverFor(ss *mcp.ServerSession, client string) (capability.Approver, *absentPerson) {
-	absent := &absentPerson{client: client}
+// when the client can ask them; else the approval queue, where the call
+// waits for the person to decide it elsewhere (waiter); else, with the
+// queue off, absent, which defers (only the policy can approve) and
+// remembers that it was asked.
+func (c *conn) approverFor(ss *mcp.ServerSession, client string) (capability.Approver, *absentPerson, *approve.Waiter) {
 	if canElicit(ss) {
-		return elicitApprover{ss: ss, client: client}, absent
+		return elicitApprover{ss: ss, client: client}, nil, nil
 	}
-	return absent, absent
+	if c.s.cfg.ApprovalTimeout >= 0 && c.s.cfg.Chat.Store != nil {
+		w := approve.New(c.s.cfg.Chat.Store, approve.Options{
+			Client: "mcp:" + client, Timeout: c.s.approvalTimeout(), Poll: c.s.poll,
+			OnQueued: func(q store.QueuedCall) {
+				c.s.log.Warn("packs mcp: a call waits for your approval: run packs approve "+q.ID+" (or packs approve to list), or open the web app (packs serve)",
+					"call", q.Class, "client", q.Client, "id", q.ID, "timeout", c.s.approvalTimeout())
+			},
+		}).Waiter()
+		return w, nil, w
+	}
+	absent := &absentPerson{client: client}
+	return absent, absent, nil
+}
+
+// explainDenial adds to a denial how the person can approve the call, when
+// nobody could be asked: the queued call timed out, or (queue off) the
+// policy had no answer. A person's own "deny" gets no hint.
+func (s *Server) explainDenial(text, client, class string, absent *absentPerson, waiter *approve.Waiter) string {
+	switch {
+	case waiter != nil && waiter.TimedOut():
+		return withTimeoutHint(text, client, class, s.approvalTimeout())
+	case absent != nil && absent.asked:
+		return withDenyHint(text, client, class)
+	}
+	return text
+}
+
+// approvalTimeout is how long a queued call waits.
+func (s *Server) approvalTimeout() time.Duration {
+	if s.cfg.ApprovalTimeout > 0 {
+		return s.cfg.ApprovalTimeout
+	}
+	return approve.DefaultTimeout
+}
+
+// withTimeoutHint tells the model that a queued call was denied because
+// nobody decided it in time, and how the person can approve the next one.
+func withTimeoutHint(content, client, class string, timeout time.Duration) string {
+	hint := fmt.Sprintf("Nobody approved this call within %s, so it did not run. MCP client %q cannot ask the person (it does not support elicitation), "+
+		"so each call waits for them to approve it elsewhere: in a terminal with `packs approve` (it lists the waiting calls; `packs approve ID` approves one), "+
+		"or in the web app (`packs serve`, same state directory). Tell the person, and repeat the call once they are ready to approve it. "+
+		"To run %s without asking, list it in the policy's [approval] auto_approve (e.g. auto_approve = [%q]).", timeout, client, class, class)
+	return withHint(content, hint)
 }
 
 // withDenyHint adds to a denial the ways a person can approve the call
@@ -345,6 +401,12 @@ func withDenyHint(content, client, class string) string {
 	hint := fmt.Sprintf("MCP client %q cannot ask you to approve calls (it does not support elicitation), so only the enterprise policy can approve them. "+
 		"To approve %s, list it in the policy's [approval] auto_approve (e.g. auto_approve = [%q]) and pass the policy with --policy FILE or PACKS_POLICY; "+
 		"to grant a capability the pack needs, run: packs grant PACK CAPABILITY. Or use a client that supports elicitation.", client, class, class)
+	return withHint(content, hint)
+}
+
+// withHint adds hint to a denial as its error's "approve" field, or as a
+// line of its own when the denial is not the usual JSON.
+func withHint(content, hint string) string {
 	var v map[string]any
 	if err := json.Unmarshal([]byte(content), &v); err == nil {
 		if e, ok := v["error"].(map[string]any); ok {

@@ -19,7 +19,7 @@ const baseline = join(repo, "test", "mcp", "conformance-baseline.yaml");
 test("conformance server scenarios", async (t) => {
   const { env } = makeHome(t);
   // The suite's client sends no headers: a proxy adds the bearer token.
-  const url = await startAuthProxy(t, await startHTTP(t, env));
+  const url = await startAuthProxy(t, await startHTTP(t, env, ["--approval-timeout", "1s"]));
   const out = mkdtempSync(join(tmpdir(), "packs-conformance-"));
   t.after(() => rmSync(out, { recursive: true, force: true }));
   let stdout = "";

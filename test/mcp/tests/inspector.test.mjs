@@ -18,10 +18,12 @@ async function inspect(args) {
 }
 
 // stdio runs packs mcp as the Inspector's child, with env's PACKS_HOME and policy.
+// A call nobody approves waits 1 s in the approval queue, not the default
+// 2 minutes (the Inspector cannot elicit).
 const stdio = (env) => {
   const e = ["-e", `PACKS_HOME=${env.PACKS_HOME}`];
   if (env.PACKS_POLICY) e.push("-e", `PACKS_POLICY=${env.PACKS_POLICY}`);
-  return [...e, packsBin, "mcp"];
+  return [...e, packsBin, "mcp", "--approval-timeout", "1s"];
 };
 
 const policy = `[approval]\nauto_approve = ["open_docs", "read_file"]\n`;
@@ -48,7 +50,7 @@ test("Inspector CLI call without an approver is denied", async (t) => {
 
 test("Inspector CLI over Streamable HTTP: tools, call, resource", async (t) => {
   const { env } = makeHome(t, policy);
-  const { url, headers } = await startHTTP(t, env);
+  const { url, headers } = await startHTTP(t, env, ["--approval-timeout", "1s"]);
   const auth = ["--header", `Authorization: ${headers.Authorization}`];
   await assert.rejects(inspect([url, "--transport", "http", "--method", "tools/list"]), "without the bearer token the server refuses");
   const tools = await inspect([url, "--transport", "http", ...auth, "--method", "tools/list"]);

@@ -71,10 +71,10 @@ test("TypeScript SDK client over Streamable HTTP", async (t) => {
   await scenario(t, new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
 });
 
-test("a client without elicitation is denied, and told how to approve", async (t) => {
+test("a client without elicitation waits, is denied when nobody approves in time, and is told how to approve", async (t) => {
   const { env } = makeHome(t);
   const client = new Client({ name: "no-elicitation", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: packsBin, args: ["mcp"], env, stderr: "inherit" }));
+  await client.connect(new StdioClientTransport({ command: packsBin, args: ["mcp", "--approval-timeout", "1s"], env, stderr: "ignore" }));
   t.after(() => client.close());
   const res = await client.callTool({ name: "open_docs", arguments: { pack_id: pack } });
   assert.ok(res.isError, "nobody approved the call, so it must not run");
@@ -82,6 +82,7 @@ test("a client without elicitation is denied, and told how to approve", async (t
   assert.equal(body.error.kind, "denied");
   assert.match(body.error.approve, /auto_approve/);
   assert.match(body.error.approve, /no-elicitation/);
+  assert.match(body.error.approve, /packs approve/);
 });
 
 test("forged Host and Origin headers, and a missing or wrong token, are refused over HTTP", async (t) => {
