@@ -39,6 +39,8 @@ type Staged struct {
 	Source    string    // "file:///abs/path" of the folder or archive
 	Integrity string    // Digest of the staged copy
 	Findings  []Finding // warnings, with files named as in the source
+	Resolved  string    // LockEntry.Resolved: set by StageSource
+	Signer    string    // LockEntry.Signer: set by StageSource
 
 	home    *Home
 	root    string // tmp/stage-XXXX, locked while the Staged lives
@@ -227,6 +229,7 @@ func (s *Staged) CommitGrants(ctx context.Context, grants []capability.UserGrant
 	e := LockEntry{
 		Name: s.Name(), Source: s.Source, Integrity: s.Integrity,
 		Installed: time.Now().UTC(), Capabilities: caps,
+		Resolved: s.Resolved, Signer: s.Signer,
 	}
 	if s.Pack.Manifest != nil {
 		e.Version = s.Pack.Manifest.Version

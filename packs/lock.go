@@ -74,6 +74,13 @@ type LockEntry struct {
 	Integrity    string // Digest of the installed folder
 	Installed    time.Time
 	Capabilities map[capability.Name]LockCapability
+	// Resolved pins what the source named when it was fetched: "git:" and
+	// the commit for a git source, the archive's "sha256:…" for a URL; ""
+	// for a local folder or an entry written before it existed.
+	Resolved string
+	// Signer is the public key ("ssh-ed25519 AAAA…") whose signature over
+	// the pack archive was verified at install; "" when unsigned.
+	Signer string
 }
 
 // LockCapability is one requested capability, whether it was granted and
@@ -109,7 +116,8 @@ func (e LockEntry) Requested() []capability.Name {
 // equal reports whether two entries are the same record.
 func (e LockEntry) equal(o LockEntry) bool {
 	if e.Name != o.Name || e.Version != o.Version || e.Source != o.Source ||
-		e.Integrity != o.Integrity || !e.Installed.Equal(o.Installed) || len(e.Capabilities) != len(o.Capabilities) {
+		e.Integrity != o.Integrity || !e.Installed.Equal(o.Installed) || len(e.Capabilities) != len(o.Capabilities) ||
+		e.Resolved != o.Resolved || e.Signer != o.Signer {
 		return false
 	}
 	for n, c := range e.Capabilities {
@@ -178,6 +186,8 @@ type lockDocEntry struct {
 	Source       *string               `toml:"source"`
 	Integrity    *string               `toml:"integrity"`
 	Installed    *string               `toml:"installed"`
+	Resolved     *string               `toml:"resolved"`
+	Signer       *string               `toml:"signer"`
 	Capabilities map[string]lockDocCap `toml:"capabilities"`
 }
 
@@ -231,6 +241,12 @@ func ParseLock(file string, data []byte) (*Lockfile, error) {
 			return nil, fail(field("installed"), "lock-installed", "pack %q: installed %q is not an RFC 3339 time such as 2026-01-02T10:00:00Z", e.Name, *d.Installed)
 		}
 		e.Installed = t
+		if d.Resolved != nil {
+			e.Resolved = *d.Resolved
+		}
+		if d.Signer != nil {
+			e.Signer = *d.Signer
+		}
 		if len(d.Capabilities) > 0 {
 			e.Capabilities = make(map[capability.Name]LockCapability, len(d.Capabilities))
 		}
@@ -259,7 +275,7 @@ func tomlLockError(file string, err error) error {
 		de := strict.Errors[0]
 		line, _ := de.Position()
 		return &LockError{File: file, Line: line, Rule: "lock-unknown-key",
-			Message: fmt.Sprintf("unknown key %q: packs.lock holds only version and [[packs]] entries (name, version, source, integrity, installed, capabilities); remove it", strings.Join(de.Key(), "."))}
+			Message: fmt.Sprintf("unknown key %q: packs.lock holds only version and [[packs]] entries (name, version, source, integrity, installed, resolved, signer, capabilities); remove it", strings.Join(de.Key(), "."))}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -336,6 +352,12 @@ func (l *Lockfile) Marshal() []byte {
 		fmt.Fprintf(&b, "source = %s\n", tomlString(e.Source))
 		fmt.Fprintf(&b, "integrity = %s\n", tomlString(e.Integrity))
 		fmt.Fprintf(&b, "installed = %s\n", tomlString(e.Installed.UTC().Format(time.RFC3339Nano)))
+		if e.Resolved != "" {
+			fmt.Fprintf(&b, "resolved = %s\n", tomlString(e.Resolved))
+		}
+		if e.Signer != "" {
+			fmt.Fprintf(&b, "signer = %s\n", tomlString(e.Signer))
+		}
 		if len(e.Capabilities) == 0 {
 			continue
 		}

@@ -22,12 +22,23 @@ import (
 
 func (c *cli) addCommand() *cobra.Command {
 	var grantFlag string
-	var yes, asJSON bool
+	var yes, asJSON, allowUnpinned bool
 	cmd := &cobra.Command{
-		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json]",
-		Short: "Install a pack from a folder or a .tar.gz",
-		Long: `add installs a pack from a folder or a local .tar.gz/.tgz archive. It
-validates the pack (and refuses it when there are errors, or when the
+		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json] [--allow-unpinned]",
+		Short: "Install a pack from a folder, a .tar.gz, a git repository or a URL",
+		Long: `add installs a pack from one of these sources:
+
+  PATH                                  a folder or a local .tar.gz/.tgz archive
+  git+https://HOST/REPO[#REF][:SUBDIR]  a git repository (also git+file:///PATH)
+  https://HOST/…/x.tar.gz#sha256=HEX    an archive, pinned by its digest
+
+REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
+is the pack's folder inside the repository. The commit or digest fetched is
+recorded in packs.lock. A URL without #sha256= is refused unless
+--allow-unpinned says you accept whatever the server sends.
+
+Every source is fetched into a temporary folder first; add then validates
+the pack (and refuses it when there are errors, or when the
 enterprise policy blocks it), shows what the pack asks for, then installs it
 atomically and records it in packs.lock.
 
@@ -62,7 +73,7 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer a.Close()
-			st, err := a.Home.Stage(ctx, args[0], packs.StageOptions{})
+			st, err := a.Home.StageSource(ctx, args[0], packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned})
 			var le *packs.LoadError
 			if errors.As(err, &le) {
 				for _, f := range le.Findings {
@@ -70,6 +81,9 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				}
 				errs, _ := count(le.Findings)
 				return fmt.Errorf("add: %s has %s: fix them (packs validate shows them) and run packs add again", args[0], plural(errs, "error"))
+			}
+			if errors.Is(err, packs.ErrUnpinned) {
+				return usageError("add: %s: add #sha256=HEX (the archive's digest, as packs pack prints it) to the URL, or pass --allow-unpinned", strings.TrimPrefix(err.Error(), "packs: "))
 			}
 			if err != nil {
 				return err
@@ -147,6 +161,7 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 	cmd.Flags().StringVar(&grantFlag, "grant", "", `capabilities to grant: "all", "none" or CAP[=RES,...],... as in packs grant`)
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking (grants only what --grant says)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
+	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "accept an https:// archive without #sha256= (its digest is still recorded)")
 	return cmd
 }
 
@@ -305,6 +320,9 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []ca
 		version = " " + p.Manifest.Version
 	}
 	fmt.Fprintf(w, "%s%s from %s\n", st.Name(), version, st.Source)
+	if st.Resolved != "" {
+		fmt.Fprintf(w, "resolved: %s\n", st.Resolved)
+	}
 	if len(p.Tools) > 0 {
 		names := make([]string, len(p.Tools))
 		for i, t := range p.Tools {

@@ -1,0 +1,215 @@
+package packs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Errors from fetching a remote source. Check them with errors.Is.
+var (
+	// ErrSourceInvalid: the source string is not one packs add understands.
+	ErrSourceInvalid = errors.New("packs: invalid source")
+	// ErrRefNotFound: a git source names a branch, tag or commit the
+	// repository does not have.
+	ErrRefNotFound = errors.New("packs: ref not found")
+	// ErrFetch: the server could not be reached or answered with an error.
+	ErrFetch = errors.New("packs: fetch failed")
+	// ErrDigestMismatch: downloaded bytes do not have the pinned digest.
+	ErrDigestMismatch = errors.New("packs: digest mismatch")
+	// ErrUnpinned: a URL source has no #sha256= digest and the caller did
+	// not allow that.
+	ErrUnpinned = errors.New("packs: unpinned source")
+)
+
+// SourceKind tells how a source is fetched.
+type SourceKind int
+
+// The kinds of source.
+const (
+	SourceLocal SourceKind = iota // a folder or a .tar.gz/.tgz file on disk
+	SourceGit                     // git+https://, git+http://, git+file://
+	SourceURL                     // https:// (or http://) to a .tar.gz
+)
+
+// Source is a parsed packs add SOURCE:
+//
+//	PATH                                   a folder or .tar.gz on disk
+//	git+https://HOST/REPO[#REF][:SUBDIR]   git over smart HTTP(S)
+//	git+file:///PATH[#REF][:SUBDIR]        a git repository on disk
+//	https://HOST/…/x.tar.gz#sha256=HEX     an archive, pinned by digest
+//
+// REF is a branch, a tag or a commit (at least 7 hex digits); without it
+// the repository's HEAD. SUBDIR is the pack folder inside the repository.
+type Source struct {
+	Kind   SourceKind
+	Raw    string // as given
+	URL    string // for git, the repository URL without "git+", #REF and :SUBDIR; for URL, without the fragment
+	Ref    string // git only
+	Subdir string // git only; slash-separated, clean, relative
+	Digest string // URL only: "sha256:" and 64 hex digits, or ""
+}
+
+var (
+	sha256HexPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// a ref git would accept: no spaces, control characters, "..", "~^:?*[\".
+	refPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/+-]*$`)
+)
+
+// ParseSource reads a packs add SOURCE. A string without "://" is a local
+// path. Any other scheme is ErrSourceInvalid, with the forms that work.
+func ParseSource(s string) (Source, error) {
+	src := Source{Raw: s}
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || strings.ContainsAny(scheme, `/\`) || scheme == "" {
+		src.Kind = SourceLocal
+		return src, nil
+	}
+	bad := func(format string, args ...any) (Source, error) {
+		return Source{}, fmt.Errorf("%w: %s: %s", ErrSourceInvalid, s, fmt.Sprintf(format, args...))
+	}
+	switch strings.ToLower(scheme) {
+	case "git+https", "git+http", "git+file":
+		src.Kind = SourceGit
+		transport := strings.TrimPrefix(strings.ToLower(scheme), "git+")
+		// The subdir follows the last ':' after the host part; the ref is
+		// between '#' and that ':'.
+		body := rest
+		hostEnd := strings.IndexByte(body, '/')
+		if transport == "file" {
+			hostEnd = 0
+		}
+		if hostEnd < 0 {
+			return bad("no repository path after the host: write git+https://HOST/REPO")
+		}
+		if i := strings.LastIndexByte(body[hostEnd:], ':'); i >= 0 {
+			src.Subdir, body = body[hostEnd+i+1:], body[:hostEnd+i]
+			if src.Subdir == "" {
+				return bad("empty subfolder after ':': name the pack folder or drop the ':'")
+			}
+		}
+		if i := strings.IndexByte(body, '#'); i >= 0 {
+			src.Ref, body = body[i+1:], body[:i]
+			if !refPattern.MatchString(src.Ref) || strings.Contains(src.Ref, "..") {
+				return bad("ref %q is not a branch, tag or commit name", src.Ref)
+			}
+		}
+		if src.Subdir != "" {
+			clean := path.Clean(src.Subdir)
+			if !filepath.IsLocal(filepath.FromSlash(clean)) || clean == "." || strings.ContainsAny(clean, `\`) {
+				return bad("subfolder %q must be a relative path inside the repository", src.Subdir)
+			}
+			src.Subdir = clean
+		}
+		u, err := url.Parse(transport + "://" + body)
+		if err != nil || u.Path == "" || u.Path == "/" || u.RawQuery != "" || u.User != nil {
+			return bad("not a repository URL: write %s://HOST/REPO[#REF][:SUBDIR] (no user, query or password)", scheme)
+		}
+		if transport == "file" && u.Host != "" {
+			return bad("a file URL has no host: write git+file:///abs/path")
+		}
+		if transport != "file" && u.Host == "" {
+			return bad("no host: write %s://HOST/REPO", scheme)
+		}
+		src.URL = u.String()
+		return src, nil
+	case "https", "http":
+		src.Kind = SourceURL
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || u.User != nil {
+			return bad("not a URL to a .tar.gz: write https://HOST/PATH/x.tar.gz#sha256=HEX")
+		}
+		if u.Fragment != "" {
+			hex, ok := strings.CutPrefix(u.Fragment, "sha256=")
+			if !ok || !sha256HexPattern.MatchString(hex) {
+				return bad("fragment %q must be sha256= and 64 lower-case hex digits", u.Fragment)
+			}
+			src.Digest = "sha256:" + hex
+		}
+		if archiveBase(u.Path) == "" {
+			return bad("the path must end in .tar.gz or .tgz (for a git repository write git+%s)", s)
+		}
+		u.Fragment, u.RawFragment = "", ""
+		src.URL = u.String()
+		return src, nil
+	case "file":
+		return bad("for a file on disk give its path; for a git repository write git+file:///PATH")
+	case "oci":
+		return bad("OCI registries are not supported yet: download the pack and add the .tar.gz")
+	}
+	return bad("unknown scheme %q: give a folder, a .tar.gz, git+https://HOST/REPO[#REF][:SUBDIR], git+file:///PATH or https://…/x.tar.gz#sha256=HEX", scheme)
+}
+
+// FetchOptions configure StageSource for remote sources.
+type FetchOptions struct {
+	// AllowUnpinned accepts an https:// archive without #sha256=.
+	AllowUnpinned bool
+	// HTTPClient downloads URL sources; nil means a client with timeouts
+	// that follows at most 5 redirects, never from https to http.
+	HTTPClient *http.Client
+	// MaxDownloadBytes caps a downloaded archive; 0 means the expanded
+	// limit (ArchiveLimits.MaxBytes), since gzip never makes a pack larger.
+	MaxDownloadBytes int64
+}
+
+// StageSource is Stage for any source ParseSource reads: a remote source is
+// fetched into a temporary folder first, then staged from there exactly as
+// a local one, so the same validation, limits and atomic Commit apply. The
+// Staged's Source is the source as given and Resolved pins what it named.
+func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions, fo FetchOptions) (*Staged, error) {
+	src, err := ParseSource(source)
+	if err != nil {
+		return nil, err
+	}
+	if src.Kind == SourceLocal {
+		return h.Stage(ctx, source, opt)
+	}
+	// Not under h.tmp(): OpenHome in another process cleans that folder of
+	// whatever is not a locked stage. Stage copies from here into tmp/.
+	tmp, err := os.MkdirTemp("", "packs-fetch-*")
+	if err != nil {
+		return nil, fmt.Errorf("packs: add %s: %w", source, err)
+	}
+	defer os.RemoveAll(tmp)
+	var local, resolved string
+	switch src.Kind {
+	case SourceGit:
+		local, resolved, err = fetchGit(ctx, src, tmp, opt.Limits)
+	case SourceURL:
+		local, resolved, err = fetchURL(ctx, src, tmp, opt.Limits, fo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.Stage(ctx, local, opt)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			return nil, &LoadError{Findings: renameFindings(le.Findings, local, source)}
+		}
+		return nil, fmt.Errorf("%w (from %s)", err, source)
+	}
+	s.Source = source
+	s.Resolved = resolved
+	s.Findings = renameFindings(s.Findings, local, source)
+	return s, nil
+}
+
+// renameFindings shows the fetched copy's files under the source's name.
+func renameFindings(in []Finding, local, source string) []Finding {
+	out := make([]Finding, len(in))
+	for i, f := range in {
+		if rest, ok := strings.CutPrefix(f.File, local); ok {
+			f.File = source + rest
+		}
+		out[i] = f
+	}
+	return out
+}
