@@ -312,14 +312,16 @@ func TestChatTurn(t *testing.T) {
 		t.Errorf("chat: got %d messages, running %v", len(c.Messages), c.Running)
 	}
 
-	// The audit log has each call with its decision, and the chain holds.
+	// The audit log has each call with its decision, the person's reads of
+	// the workspace among them (the two paths with ".." never got that far),
+	// and the chain holds.
 	var au struct{ Items []audit.Entry }
 	e.must(http.StatusOK, "GET", "/v1/audit?kind=invocation", nil, &au)
 	var got []string
 	for _, en := range au.Items {
 		got = append(got, en.Tool+":"+statusOf(t, en))
 	}
-	want := []string{"enable_tools:ok", "note:ok", "echo:denied"}
+	want := []string{"enable_tools:ok", "note:ok", "echo:denied", "read_workspace_file:ok", "read_workspace_file:error"}
 	if !slices.Equal(got, want) {
 		t.Errorf("audit: got %v, want %v", got, want)
 	}

@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/runtime"
 )
 
 // chatState is one open chat: its session, its events and its running turn.
@@ -456,7 +458,10 @@ func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 
 // file serves one file of the chat's workspace, confined to it (os.Root:
 // no "..", no symlink out). It is served in a sandbox (its own opaque
-// origin, no script), so a tool's HTML cannot act as the app.
+// origin, no script), so a tool's HTML cannot act as the app. Like every
+// read a client can trigger, it is a call through the pipeline: the policy
+// may refuse it, the person who asked (with the token) approves it, and it
+// leaves an audit row.
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	cs, err := s.chat(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -468,31 +473,62 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeBadRequest, "web: the file path must be relative to the chat's workspace, without ..")
 		return
 	}
-	root, err := os.OpenRoot(cs.s.Workspace())
+	args, err := json.Marshal(map[string]string{"path": rel})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(rel))
-	if err != nil {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no file %s in the chat's workspace", rel))
-		return
+	serve := func(context.Context, runtime.Granted) (json.RawMessage, int, error) {
+		root, err := os.OpenRoot(cs.s.Workspace())
+		if err != nil {
+			return nil, 0, err
+		}
+		defer root.Close()
+		f, err := root.Open(filepath.FromSlash(rel))
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: no file %s in the chat's workspace", chat.ErrNotFound, rel)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil, 0, fmt.Errorf("%w: %s is not a file in the chat's workspace", chat.ErrNotFound, rel)
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if ct := mime.TypeByExtension(path.Ext(rel)); ct == "" {
+			h.Set("Content-Type", "application/octet-stream")
+		}
+		if r.URL.Query().Get("download") != "" {
+			h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
+		}
+		http.ServeContent(w, r, path.Base(rel), fi.ModTime(), f)
+		out, _ := json.Marshal(map[string]any{"path": rel, "size": fi.Size()})
+		return out, 0, nil
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: %s is not a file in the chat's workspace", rel))
-		return
+	o, err := s.cfg.Chat.Pipeline.Call(r.Context(), runtime.Request{
+		Chat: cs.s.ID(), Client: "web", Arguments: args, Workspace: cs.s.Workspace(),
+		Builtin: &runtime.Builtin{Name: "read_workspace_file", Capabilities: []capability.Name{capability.FilesystemRead},
+			Touches: []string{"workspace " + rel}, Run: serve},
+		Approvers: []capability.Approver{personAsked{}},
+	})
+	switch {
+	case err != nil:
+		s.fail(w, err)
+	case errors.Is(o.Err, chat.ErrNotFound):
+		writeError(w, http.StatusNotFound, codeNotFound, "web: "+strings.TrimPrefix(o.Err.Error(), chat.ErrNotFound.Error()+": "))
+	case o.Err != nil:
+		s.fail(w, o.Err)
 	}
-	h := w.Header()
-	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if ct := mime.TypeByExtension(path.Ext(rel)); ct == "" {
-		h.Set("Content-Type", "application/octet-stream")
-	}
-	if r.URL.Query().Get("download") != "" {
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(rel)}))
-	}
-	http.ServeContent(w, r, path.Base(rel), fi.ModTime(), f)
+}
+
+// personAsked approves the one call that the person made in the web app
+// with the token: reading a file of their own chat. The enterprise policy
+// is asked first and can still refuse it.
+type personAsked struct{}
+
+func (personAsked) Name() string { return "web:person" }
+
+func (personAsked) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
+	return capability.RunOnce, nil
 }
