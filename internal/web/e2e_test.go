@@ -160,9 +160,11 @@ func TestBrowser(t *testing.T) {
 	poll("the chat is drawn again", count(".tool-card")+` === 5 && `+count(".msg.assistant.md table")+` === 1`)
 
 	step("open the audit page", chromedp.Click(chromedp.CSS("#nav-audit")))
-	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 5`)
+	// Five tool calls, and opening the artifact: a read of the workspace,
+	// audited like any call.
+	poll("the audit rows show", count(`#audit-table tbody tr[data-kind="invocation"]`)+` === 6`)
 	step("filter by kind", chromedp.SetValue(chromedp.CSS("#audit-kind"), "invocation"), chromedp.Click(chromedp.CSS("#audit-form button[type=submit]")))
-	poll("only invocations", count(`#audit-table tbody tr`)+` === 5`)
+	poll("only invocations", count(`#audit-table tbody tr`)+` === 6`)
 	step("verify the chain", chromedp.Click(chromedp.CSS("#verify")))
 	poll("the chain holds", `(document.querySelector("#verify-result .ok") || {}).textContent?.includes("The chain holds")`)
 	rows := must(t, ctx, chromedp.Text(chromedp.CSS("#audit-table tbody")))
