@@ -171,9 +171,10 @@ type Expect struct {
 // its Expect.
 var ErrExpectation = errors.New("packs: the result does not meet the step's expectation")
 
-// Check returns nil when a result with exit status code and output meets
-// the expectation, else an error wrapping ErrExpectation.
-func (e Expect) Check(code int, output []byte) error {
+// Check returns nil when a result with exit status code, stdout and stderr
+// meets the expectation, else an error wrapping ErrExpectation:
+// output_contains looks in both streams, json_path parses stdout.
+func (e Expect) Check(code int, stdout, stderr []byte) error {
 	want := 0
 	if e.ExitCode != nil {
 		want = *e.ExitCode
@@ -181,14 +182,14 @@ func (e Expect) Check(code int, output []byte) error {
 	if code != want {
 		return fmt.Errorf("%w: exit status %d, expected %d", ErrExpectation, code, want)
 	}
-	if e.OutputContains != "" && !bytes.Contains(output, []byte(e.OutputContains)) {
+	if e.OutputContains != "" && !bytes.Contains(stdout, []byte(e.OutputContains)) && !bytes.Contains(stderr, []byte(e.OutputContains)) {
 		return fmt.Errorf("%w: the output does not contain %q", ErrExpectation, e.OutputContains)
 	}
 	if e.JSONPath == "" {
 		return nil
 	}
 	var doc any
-	if err := json.Unmarshal(output, &doc); err != nil {
+	if err := json.Unmarshal(stdout, &doc); err != nil {
 		return fmt.Errorf("%w: json_path %s: the output is not JSON", ErrExpectation, e.JSONPath)
 	}
 	got := e.path.Get(doc)

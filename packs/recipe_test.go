@@ -363,6 +363,7 @@ func TestExpectCheck(t *testing.T) {
 		{Expect{ExitCode: &two}, 0, "", false},
 		{Expect{OutputContains: "ok"}, 0, "all ok", true},
 		{Expect{OutputContains: "ok"}, 0, "fail", false},
+		{Expect{JSONPath: "x", path: path}, 0, "", false},
 		{Expect{JSONPath: "x", path: path}, 0, `{"items":[{"status":{"phase":"Pending"}}]}`, true},
 		{Expect{JSONPath: "x", path: path, Contains: "Running"}, 0, `{"items":[{"status":{"phase":"Pending"}},{"status":{"phase":"Running"}}]}`, true},
 		{Expect{JSONPath: "x", path: path, Contains: "Running"}, 0, `{"items":[{"status":{"phase":"Pending"}}]}`, false},
@@ -370,7 +371,7 @@ func TestExpectCheck(t *testing.T) {
 		{Expect{JSONPath: "x", path: path}, 0, `not json`, false},
 	}
 	for i, c := range cases {
-		err := c.e.Check(c.code, []byte(c.out))
+		err := c.e.Check(c.code, []byte(c.out), nil)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrExpectation)) {
 			t.Errorf("case %d: Check = %v, want ok %v", i, err, c.ok)
 		}
