@@ -225,6 +225,8 @@ func (s *Server) apiRoutes() []route {
 
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},
+
+		{"GET /v1/queue", s.listQueue}, {"POST /v1/queue/{id}/approve", s.approveQueued}, {"POST /v1/queue/{id}/deny", s.denyQueued}, // queue.go
 	}
 }
 
