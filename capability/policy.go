@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"golang.org/x/crypto/ssh"
 )
 
 // SystemPolicyPath is where an administrator puts the enterprise policy when
@@ -58,6 +59,7 @@ type Policy struct {
 	autoApprove    []string // call classes: "open_docs", "pack__tool", "pack__*"
 	neverApprove   []string
 	unlistedDeny   bool
+	trust          trustSection // keys normalized to "TYPE BASE64"
 }
 
 type preapproval struct {
@@ -73,6 +75,15 @@ type policyFile struct {
 	Ceilings   ceilingsSection  `toml:"ceilings,omitempty"`
 	Preapprove []preapproveItem `toml:"preapprove,omitempty"`
 	Approval   approvalSection  `toml:"approval,omitempty"`
+	Trust      trustSection     `toml:"trust,omitempty"`
+}
+
+// trustSection is [trust]: who may sign packs, whom to refuse, and which
+// sources must be signed (see docs/distribution.md).
+type trustSection struct {
+	Signers          []string `toml:"signers,omitempty"`           // SSH public keys, as in authorized_keys
+	BlockedSigners   []string `toml:"blocked_signers,omitempty"`   // the same; refused even when listed in signers
+	RequireSignature []string `toml:"require_signature,omitempty"` // source kinds: local, git, https, or all
 }
 
 type packsSection struct {
@@ -218,7 +229,67 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	if err := p.parseApproval(&f.Approval, fail); err != nil {
 		return nil, err
 	}
+	if err := p.parseTrust(&f.Trust, fail); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// SourceKinds are the kinds of pack source [trust] require_signature names.
+var SourceKinds = []string{"local", "git", "https"}
+
+func (p *Policy) parseTrust(t *trustSection, fail failFunc) error {
+	keys := func(list []string, key string) ([]string, error) {
+		var out []string
+		for i, s := range list {
+			pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(s))
+			if err != nil || len(bytes.TrimSpace(rest)) > 0 {
+				return nil, fail(fmt.Sprintf("trust.%s[%d]", key, i), "%q is not one SSH public key: write it as in a .pub file, \"ssh-ed25519 AAAA… comment\"", oneLine(s))
+			}
+			out = appendUnique(out, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub))))
+		}
+		return out, nil
+	}
+	var err error
+	if p.trust.Signers, err = keys(t.Signers, "signers"); err != nil {
+		return err
+	}
+	if p.trust.BlockedSigners, err = keys(t.BlockedSigners, "blocked_signers"); err != nil {
+		return err
+	}
+	for i, s := range t.RequireSignature {
+		if s != "all" && !slices.Contains(SourceKinds, s) {
+			return fail(fmt.Sprintf("trust.require_signature[%d]", i), "%q is not a source kind: write all or some of %s", s, strings.Join(SourceKinds, ", "))
+		}
+		p.trust.RequireSignature = appendUnique(p.trust.RequireSignature, s)
+	}
+	return nil
+}
+
+// TrustedSigners lists the SSH public keys ("TYPE BASE64") whose pack
+// signatures the policy accepts.
+func (p *Policy) TrustedSigners() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.trust.Signers)
+}
+
+// BlockedSigners lists the SSH public keys whose signatures are refused.
+func (p *Policy) BlockedSigners() []string {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.trust.BlockedSigners)
+}
+
+// SignatureRequired reports whether a pack from a source of kind (one of
+// SourceKinds) must carry a good signature by a trusted signer.
+func (p *Policy) SignatureRequired(kind string) bool {
+	if p == nil {
+		return false
+	}
+	return slices.Contains(p.trust.RequireSignature, "all") || slices.Contains(p.trust.RequireSignature, kind)
 }
 
 type failFunc func(key, format string, args ...any) error
@@ -537,6 +608,7 @@ func (p *Policy) Format() (string, error) {
 	if p.unlistedDeny {
 		f.Approval.Unlisted = "deny"
 	}
+	f.Trust = p.trust
 	out, err := toml.Marshal(f)
 	if err != nil {
 		return "", fmt.Errorf("capability: formatting the policy: %w", err)

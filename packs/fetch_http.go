@@ -40,9 +40,9 @@ var defaultHTTPClient = &http.Client{
 // and checks its sha256 against src.Digest before anything reads it as an
 // archive. It returns the file's path (named as in the URL, so Stage names
 // the pack after it when it has no single top folder) and its digest.
-func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo FetchOptions) (string, string, error) {
-	fail := func(err error) (string, string, error) {
-		return "", "", fmt.Errorf("packs: add %s: %w", src.Raw, err)
+func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo FetchOptions) (file, digest, signer string, err error) {
+	fail := func(err error) (string, string, string, error) {
+		return "", "", "", fmt.Errorf("packs: add %s: %w", src.Raw, err)
 	}
 	if src.Digest == "" && !fo.AllowUnpinned {
 		return fail(fmt.Errorf("%w: the URL has no #sha256= digest, so nothing proves the download is the archive you meant", ErrUnpinned))
@@ -55,13 +55,9 @@ func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo
 	if capBytes <= 0 {
 		capBytes = lim.withDefaults().MaxBytes
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src.URL, nil)
+	resp, err := httpGet(ctx, client, src.URL)
 	if err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrSourceInvalid, err))
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrFetch, err))
+		return fail(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -70,11 +66,11 @@ func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo
 	if resp.ContentLength > capBytes {
 		return fail(fmt.Errorf("%w: the download is %d bytes, over %d", ErrArchiveTooLarge, resp.ContentLength, capBytes))
 	}
-	name := path.Base(req.URL.Path)
+	name := path.Base(resp.Request.URL.Path)
 	if archiveBase(name) == "" || !validDirName(name) {
 		name = "pack.tar.gz"
 	}
-	file := filepath.Join(tmp, name)
+	file = filepath.Join(tmp, name)
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fail(err)
@@ -96,5 +92,49 @@ func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo
 	if src.Digest != "" && got != src.Digest {
 		return fail(fmt.Errorf("%w: the download is %s, the URL pins %s: the file changed or was tampered with", ErrDigestMismatch, got, src.Digest))
 	}
-	return file, got, nil
+	sig, err := fetchSignature(ctx, client, src.URL+SignatureExt)
+	if err != nil {
+		return fail(err)
+	}
+	if signer, err = checkArchiveSignature(file, sig, fo.Trust); err != nil {
+		return fail(err)
+	}
+	return file, got, signer, nil
+}
+
+func httpGet(ctx context.Context, client *http.Client, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSourceInvalid, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
+	}
+	return resp, nil
+}
+
+// fetchSignature downloads an archive's signature: nil when the server
+// answers 404 (the archive is unsigned), an error for any other failure.
+func fetchSignature(ctx context.Context, client *http.Client, u string) ([]byte, error) {
+	resp, err := httpGet(ctx, client, u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%w: the signature %s: the server answered %s", ErrFetch, path.Base(resp.Request.URL.Path), resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSignatureBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: the signature: %w", ErrFetch, err)
+	case len(b) > maxSignatureBytes:
+		return nil, fmt.Errorf("%w: the signature is over %d bytes", ErrSignature, maxSignatureBytes)
+	}
+	return b, nil
 }

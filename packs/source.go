@@ -157,6 +157,22 @@ type FetchOptions struct {
 	// MaxDownloadBytes caps a downloaded archive; 0 means the expanded
 	// limit (ArchiveLimits.MaxBytes), since gzip never makes a pack larger.
 	MaxDownloadBytes int64
+	// Trust decides which archive signatures are accepted. An archive's
+	// signature is ARCHIVE.sig beside it (a file, or the URL plus ".sig");
+	// when there is one it must verify and be by a trusted signer. A git
+	// source or a folder has no signature: Trust.Require refuses them.
+	Trust Trust
+}
+
+// String names the kind as the policy's [trust] require_signature does.
+func (k SourceKind) String() string {
+	switch k {
+	case SourceGit:
+		return "git"
+	case SourceURL:
+		return "https"
+	}
+	return "local"
 }
 
 // StageSource is Stage for any source ParseSource reads: a remote source is
@@ -169,7 +185,10 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 		return nil, err
 	}
 	if src.Kind == SourceLocal {
-		return h.Stage(ctx, source, opt)
+		return h.stageLocal(ctx, source, opt, fo.Trust)
+	}
+	if src.Kind == SourceGit && fo.Trust.Require {
+		return nil, fmt.Errorf("packs: add %s: %w: a git source carries no signature packs can check: install a signed .tar.gz (packs pack, packs sign)", source, ErrSignatureRequired)
 	}
 	// Not under h.tmp(): OpenHome in another process cleans that folder of
 	// whatever is not a locked stage. Stage copies from here into tmp/.
@@ -178,12 +197,12 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 		return nil, fmt.Errorf("packs: add %s: %w", source, err)
 	}
 	defer os.RemoveAll(tmp)
-	var local, resolved string
+	var local, resolved, signer string
 	switch src.Kind {
 	case SourceGit:
 		local, resolved, err = fetchGit(ctx, src, tmp, opt.Limits)
 	case SourceURL:
-		local, resolved, err = fetchURL(ctx, src, tmp, opt.Limits, fo)
+		local, resolved, signer, err = fetchURL(ctx, src, tmp, opt.Limits, fo)
 	}
 	if err != nil {
 		return nil, err
@@ -198,6 +217,7 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 	}
 	s.Source = source
 	s.Resolved = resolved
+	s.Signer = signer
 	s.Findings = renameFindings(s.Findings, local, source)
 	return s, nil
 }
@@ -212,4 +232,30 @@ func renameFindings(in []Finding, local, source string) []Finding {
 		out[i] = f
 	}
 	return out
+}
+
+// stageLocal is Stage with the signature check of a local archive (a
+// folder has no signature).
+func (h *Home) stageLocal(ctx context.Context, source string, opt StageOptions, t Trust) (*Staged, error) {
+	fi, err := os.Stat(source)
+	if err != nil || !fi.Mode().IsRegular() {
+		if err == nil && t.Require {
+			return nil, fmt.Errorf("packs: add %s: %w: a folder carries no signature: install a signed .tar.gz (packs pack, packs sign)", source, ErrSignatureRequired)
+		}
+		return h.Stage(ctx, source, opt)
+	}
+	sig, err := readLocalSignature(source)
+	if err != nil {
+		return nil, fmt.Errorf("packs: add %s: %w", source, err)
+	}
+	signer, err := checkArchiveSignature(source, sig, t)
+	if err != nil {
+		return nil, fmt.Errorf("packs: add %s: %w", source, err)
+	}
+	s, err := h.Stage(ctx, source, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.Signer = signer
+	return s, nil
 }

@@ -23,6 +23,7 @@ import (
 func (c *cli) addCommand() *cobra.Command {
 	var grantFlag string
 	var yes, asJSON, allowUnpinned bool
+	var signerFiles []string
 	cmd := &cobra.Command{
 		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json] [--allow-unpinned]",
 		Short: "Install a pack from a folder, a .tar.gz, a git repository or a URL",
@@ -36,6 +37,12 @@ REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is
 recorded in packs.lock. A URL without #sha256= is refused unless
 --allow-unpinned says you accept whatever the server sends.
+
+An archive's SSH signature, ARCHIVE.sig beside it (or at its URL plus .sig;
+see packs sign), is checked before it is opened: it must match, and its key
+must be trusted, by the enterprise policy's [trust] signers or by --signer
+KEY.pub. The policy can require a signature per kind of source and block
+signers. The signer is recorded in packs.lock.
 
 Every source is fetched into a temporary folder first; add then validates
 the pack (and refuses it when there are errors, or when the
@@ -73,7 +80,11 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer a.Close()
-			st, err := a.Home.StageSource(ctx, args[0], packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned})
+			trust, err := addTrust(a.Policy, args[0], signerFiles)
+			if err != nil {
+				return err
+			}
+			st, err := a.Home.StageSource(ctx, args[0], packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
 			var le *packs.LoadError
 			if errors.As(err, &le) {
 				for _, f := range le.Findings {
@@ -81,6 +92,14 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				}
 				errs, _ := count(le.Findings)
 				return fmt.Errorf("add: %s has %s: fix them (packs validate shows them) and run packs add again", args[0], plural(errs, "error"))
+			}
+			switch {
+			case errors.Is(err, packs.ErrUntrustedSigner):
+				return exitWith(exitDenied, fmt.Errorf("add: %s: if you trust that key, pass --signer KEY.pub, or ask the policy's administrator to add it to [trust] signers", strings.TrimPrefix(err.Error(), "packs: ")))
+			case errors.Is(err, packs.ErrSignerBlocked), errors.Is(err, packs.ErrSignatureRequired):
+				return exitWith(exitDenied, fmt.Errorf("add: %s (policy %s)", strings.TrimPrefix(err.Error(), "packs: "), a.Policy.Source()))
+			case errors.Is(err, packs.ErrSignature):
+				return exitWith(exitDenied, fmt.Errorf("add: %s: do not install it; get the archive and its .sig again from the author", strings.TrimPrefix(err.Error(), "packs: ")))
 			}
 			if errors.Is(err, packs.ErrUnpinned) {
 				return usageError("add: %s: add #sha256=HEX (the archive's digest, as packs pack prints it) to the URL, or pass --allow-unpinned", strings.TrimPrefix(err.Error(), "packs: "))
@@ -162,7 +181,29 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking (grants only what --grant says)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
 	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "accept an https:// archive without #sha256= (its digest is still recorded)")
+	cmd.Flags().StringArrayVar(&signerFiles, "signer", nil, "trust signatures by this SSH public key file (repeatable)")
 	return cmd
+}
+
+// addTrust is the signature trust for installing source: the policy's
+// [trust] section plus the keys in the --signer files.
+func addTrust(pol *capability.Policy, source string, signerFiles []string) (packs.Trust, error) {
+	t := packs.Trust{Signers: pol.TrustedSigners(), Blocked: pol.BlockedSigners()}
+	for _, f := range signerFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return t, usageError("add: --signer: %v", err)
+		}
+		k, err := packs.NormalizeKey(string(b))
+		if err != nil {
+			return t, usageError("add: --signer %s: not an SSH public key: give a .pub file", f)
+		}
+		t.Signers = append(t.Signers, k)
+	}
+	if src, err := packs.ParseSource(source); err == nil {
+		t.Require = pol.SignatureRequired(src.Kind.String())
+	}
+	return t, nil
 }
 
 // addResult is packs add --json: the installed pack as list --json shows
@@ -322,6 +363,9 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []ca
 	fmt.Fprintf(w, "%s%s from %s\n", st.Name(), version, st.Source)
 	if st.Resolved != "" {
 		fmt.Fprintf(w, "resolved: %s\n", st.Resolved)
+	}
+	if st.Signer != "" {
+		fmt.Fprintf(w, "signed by: %s\n", st.Signer)
 	}
 	if len(p.Tools) > 0 {
 		names := make([]string, len(p.Tools))

@@ -48,6 +48,8 @@ func (c *cli) commands() []*cobra.Command {
 		c.secretCommand(),
 		c.manCommand(),
 		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
+		c.recipeCommand(),
+		c.packCommand(), c.signCommand(),
 	}
 }
 

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitCmd runs git in dir with a fixed identity.
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestAddGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	writeFiles(t, filepath.Join(work, "packs", "weather"), weatherFiles("1.0.0"))
+	gitCmd(t, root, "init", "-q", work)
+	gitCmd(t, work, "add", "-A")
+	gitCmd(t, work, "commit", "-q", "-m", "v1")
+	gitCmd(t, work, "tag", "v1")
+	commit := gitCmd(t, work, "rev-parse", "HEAD")
+	bare := filepath.Join(root, "repo.git")
+	gitCmd(t, root, "clone", "-q", "--bare", work, bare)
+
+	home := filepath.Join(t.TempDir(), "home")
+	source := "git+file://" + filepath.ToSlash(bare) + "#v1:packs/weather"
+	r := withHome(t, home, "add", source, "--yes").mustCode(t, 0)
+	if !strings.Contains(r.stdout, "resolved: git:"+commit) || !strings.Contains(r.stdout, "installed weather 1.0.0") {
+		t.Errorf("add output:\n%s", r.stdout)
+	}
+	lock, err := os.ReadFile(filepath.Join(home, "packs.lock"))
+	if err != nil || !strings.Contains(string(lock), `resolved = "git:`+commit+`"`) || !strings.Contains(string(lock), `source = "`+source+`"`) {
+		t.Errorf("packs.lock:\n%s", lock)
+	}
+	for _, tt := range []struct{ source, says string }{
+		{"git+file://" + filepath.ToSlash(bare) + "#v9", `no branch, tag or commit "v9"`},
+		{"git+file://" + filepath.ToSlash(bare), "no pack in the repository root"},
+		{"gopher://example.com/weather", `unknown scheme "gopher"`},
+	} {
+		line := withHome(t, home, "add", tt.source, "--yes").mustCode(t, 1).oneLineError(t)
+		if !strings.Contains(line, tt.says) || strings.Contains(line, "stat ") {
+			t.Errorf("add %s: %q, want it to say %q", tt.source, line, tt.says)
+		}
+	}
+}
+
+func TestPackSignAdd(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen is not installed")
+	}
+	keys := t.TempDir()
+	key := filepath.Join(keys, "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, _ := os.ReadFile(key + ".pub")
+
+	out := t.TempDir()
+	a := filepath.Join(out, "a.tar.gz")
+	b := filepath.Join(out, "b.tar.gz")
+	ra := packsCLI(t, "pack", weatherPack(t, "1.0.0"), "--output", a, "--sign", key).mustCode(t, 0)
+	rb := packsCLI(t, "pack", weatherPack(t, "1.0.0"), "--output", b).mustCode(t, 0)
+	da := strings.Fields(ra.stdout)[2]
+	if db := strings.Fields(rb.stdout)[2]; !strings.HasPrefix(da, "sha256:") || da != db {
+		t.Fatalf("packing the same content twice: %q vs %q", ra.stdout, rb.stdout)
+	}
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if string(ab) != string(bb) {
+		t.Fatal("packing the same content twice gave different bytes")
+	}
+	if _, err := os.Stat(a + ".sig"); err != nil {
+		t.Fatal(err)
+	}
+	packsCLI(t, "sign", b, "--key", key).mustCode(t, 0)
+
+	home := filepath.Join(t.TempDir(), "home")
+	line := withHome(t, home, "add", a, "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if !strings.Contains(line, "not a trusted signer") || !strings.Contains(line, "--signer") {
+		t.Errorf("untrusted signer: %q", line)
+	}
+	r := withHome(t, home, "add", a, "--yes", "--signer", key+".pub").mustCode(t, 0)
+	if !strings.Contains(r.stdout, "signed by: ssh-ed25519 ") {
+		t.Errorf("add output:\n%s", r.stdout)
+	}
+	lock, _ := os.ReadFile(filepath.Join(home, "packs.lock"))
+	if !strings.Contains(string(lock), `signer = "`+strings.Join(strings.Fields(string(pub))[:2], " ")+`"`) {
+		t.Errorf("packs.lock has no signer:\n%s", lock)
+	}
+
+	// The policy trusts alice and requires signatures for local sources.
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(pol, []byte("[trust]\nsigners = [\""+strings.TrimSpace(string(pub))+"\"]\nrequire_signature = [\"local\"]\n"), 0o644)
+	withHome(t, home, "--policy", pol, "add", b, "--yes").mustCode(t, 0)
+	os.Remove(b + ".sig")
+	line = withHome(t, home, "--policy", pol, "add", b, "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if !strings.Contains(line, "signature required") {
+		t.Errorf("unsigned under require_signature: %q", line)
+	}
+	line = withHome(t, home, "--policy", pol, "add", weatherPack(t, "2.0.0"), "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if !strings.Contains(line, "a folder carries no signature") {
+		t.Errorf("folder under require_signature: %q", line)
+	}
+}
