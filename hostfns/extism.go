@@ -51,6 +51,8 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 			)
 		case capability.TerminalExec:
 			fns = append(fns, fn(ExecNamespace, "exec", execHost, ptr, extism.ValueTypePTR))
+		case capability.SecretsAccess:
+			fns = append(fns, fn(SecretsNamespace, "secret_get", secretGet, ptr, extism.ValueTypePTR))
 		}
 	}
 	return fns
@@ -75,6 +77,13 @@ func Require(c *Call, groups []capability.Name) error {
 	}
 	var errs []error
 	for _, g := range groups {
+		if g == capability.SecretsAccess {
+			// secret_get serves only a grant that reveals a secret.
+			if !c.Grant.Reveals() {
+				errs = append(errs, c.decide(c.Grant.SecretReveal(SecretsNamespace)))
+			}
+			continue
+		}
 		if c.Grant.Has(g) {
 			continue
 		}

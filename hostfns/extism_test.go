@@ -52,8 +52,12 @@ func TestRequire(t *testing.T) {
 		t.Fatalf("Require(terminal_exec) without it: %v, want a terminal_exec denial", err)
 	}
 	requireRecorded(t, rec, capability.TerminalExec, ExecNamespace, false)
-	if err := Require(c, []capability.Name{capability.SecretsAccess}); err == nil || errors.Is(err, capability.ErrDenied) {
-		t.Fatalf("Require(secrets_access) = %v, want an error saying no host functions exist for it", err)
+	if err := Require(c, []capability.Name{capability.EnvRead}); err == nil || errors.Is(err, capability.ErrDenied) {
+		t.Fatalf("Require(env_read) = %v, want an error saying no host functions exist for it", err)
+	}
+	// secret_get exists, and serves only a grant that reveals a secret.
+	if err := Require(c, []capability.Name{capability.SecretsAccess}); !errors.Is(err, capability.ErrDenied) {
+		t.Fatalf("Require(secrets_access) without a reveal grant = %v, want a denial", err)
 	}
 	c.Recorder = nil
 	if err := Require(c, nil); !errors.Is(err, ErrNoRecorder) {

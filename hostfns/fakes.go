@@ -87,9 +87,9 @@ func (t fakeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (n *network) clientFor(ctx context.Context) *http.Client {
 	f := fakesFrom(ctx)
 	if f.HTTP == nil {
-		return n.client
+		return n.injecting
 	}
-	return &http.Client{Transport: fakeTransport{n: n, fake: f.HTTP}, CheckRedirect: checkRedirect}
+	return &http.Client{Transport: injecting{next: fakeTransport{n: n, fake: f.HTTP}}, CheckRedirect: checkRedirect}
 }
 
 // lookupFor is the resolver for a request under ctx.

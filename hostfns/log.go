@@ -45,7 +45,7 @@ func (l extismLevel) slogLevel() slog.Level {
 func logAt(l extismLevel) extism.HostFunctionStackCallback {
 	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		c := mustCall(ctx)
-		msg := mustRead(p, stack[0])
+		msg := secretsFrom(ctx).MaskString(mustRead(p, stack[0]))
 		c.log(ctx, l.slogLevel(), msg)
 	}
 }

@@ -32,8 +32,9 @@ const maxRedirects = 10
 // kept between calls, every URL and redirect parsed strictly and decided by
 // name, and every dial decided on the address it connects to.
 type network struct {
-	client *http.Client
-	dialer *net.Dialer
+	client    *http.Client
+	injecting *http.Client // client with secret injection: what requests use
+	dialer    *net.Dialer
 	// lookup resolves a name once; the dial goes to exactly an address it
 	// returned, so a second answer (DNS rebinding) is never consulted.
 	lookup func(ctx context.Context, name string) ([]netip.Addr, error)
@@ -56,6 +57,11 @@ func newNetwork() *network {
 		},
 		CheckRedirect: checkRedirect,
 	}
+	// The client requests go through: the same transport, with the
+	// grant's secret bindings added to each hop for its host only
+	// (secrets.go); the dial still decides the address before a byte of
+	// the request is sent.
+	n.injecting = &http.Client{Transport: injecting{next: n.client.Transport}, CheckRedirect: checkRedirect}
 	return n
 }
 
@@ -300,9 +306,11 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 	if len(b) > MaxResponseBytes {
 		return HTTPResponse{}, fmt.Errorf("%w: %s %s: body over %d bytes", ErrResponseTooLarge, method, resource(u), MaxResponseBytes)
 	}
-	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: b}
+	// A server that echoes an injected secret does not hand it to the guest.
+	sec := secretsFrom(ctx)
+	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: sec.Mask(b)}
 	for k, v := range resp.Header {
-		out.Headers[strings.ToLower(k)] = strings.Join(v, ",")
+		out.Headers[strings.ToLower(k)] = sec.MaskString(strings.Join(v, ","))
 	}
 	return out, nil
 }

@@ -81,6 +81,8 @@ func ImportedGroups(wasm []byte) ([]capability.Name, error) {
 			need[capability.Network] = true
 		case im.Module == ExecNamespace:
 			need[capability.TerminalExec] = true
+		case im.Module == SecretsNamespace:
+			need[capability.SecretsAccess] = true
 		}
 	}
 	var out []capability.Name

@@ -48,6 +48,9 @@ type PipelineConfig struct {
 	// app, the MCP HTTP server) at each call: no tool connects to them,
 	// whatever its grant (hostfns.WithReserved).
 	Reserved func() []netip.AddrPort
+	// Secrets supplies the values of the secrets a grant holds (see
+	// SecretSource); nil refuses every call whose grant holds one.
+	Secrets SecretSource
 }
 
 // NewPipeline returns the pipeline that runs tools on rt.
@@ -282,6 +285,13 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if p.cfg.Reserved != nil {
 		ctx = hostfns.WithReserved(ctx, p.cfg.Reserved()...)
 	}
+	// The values of the granted secrets only, for the host functions to
+	// inject; every output is masked of them (secrets.go).
+	sec, err := p.secrets(g)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	ctx = hostfns.WithSecrets(ctx, sec)
 	var done func() []capability.Artifact
 	if req.Observe != nil {
 		done = req.Observe()
@@ -304,7 +314,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if done != nil {
 		o.Artifacts = done()
 	}
-	return out, res, err
+	return mask(sec, out, res, err)
 }
 
 // builtin runs an approved Builtin, after the same binding and integrity
@@ -339,6 +349,13 @@ func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (capabilit
 func touches(req capability.Request, g capability.Grant) []string {
 	var out []string
 	for _, n := range g.Names() {
+		if n == capability.SecretsAccess {
+			// What the grant holds, in plain words: a reveal says so.
+			for _, r := range g.Resources(n) {
+				out = append(out, string(n)+" "+r+": "+capability.DescribeSecret(r))
+			}
+			continue
+		}
 		for _, r := range req.Resources(n) {
 			out = append(out, string(n)+" "+r)
 		}

@@ -141,6 +141,16 @@ func (s *Store) Get(name string) ([]byte, error) {
 	return v, nil
 }
 
+// Lookup is Get for the runtime (runtime.SecretSource): a name that is not
+// set is found == false, not an error.
+func (s *Store) Lookup(name string) ([]byte, bool, error) {
+	v, err := s.Get(name)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
 // List returns every secret's name and when it was set, by name.
 func (s *Store) List() ([]Info, error) {
 	s.mu.Lock()
