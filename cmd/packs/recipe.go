@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/approve"
+	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/recipe"
+	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
+)
+
+func (c *cli) recipeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "recipe list|show|run",
+		Short: "List, show and run a pack's recipes",
+		Long: `recipe works with a pack's recipes (recipes/*.yaml): declarative workflows
+whose every step is a call through the approval gate, run under the pack's
+grant and recorded in the audit log under one run id. PACK is an installed
+pack's name or a pack folder.`,
+	}
+	cmd.AddCommand(c.recipeListCommand(), c.recipeShowCommand(), c.recipeRunCommand())
+	return cmd
+}
+
+func (c *cli) recipeListCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list PACK [--json]",
+		Short: "List a pack's recipes",
+		Args:  nargs(1, 1, "PACK"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, _, err := c.recipePack(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := []recipeSummary{}
+				for _, r := range p.Recipes {
+					out = append(out, summarize(r))
+				}
+				return writeJSON(c.stdout, out)
+			}
+			if len(p.Recipes) == 0 {
+				fmt.Fprintf(c.stderr, "pack %s has no recipes\n", p.Name)
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTEPS\tNAME")
+			for _, r := range p.Recipes {
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", r.ID, len(r.Steps), r.Name)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (c *cli) recipeShowCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show PACK RECIPE [--json]",
+		Short: "Show a recipe: parameters, preconditions, steps, verification, rollback",
+		Args:  nargs(2, 2, "PACK and RECIPE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, _, err := c.recipePack(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			r, err := findRecipe(p, args[1])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, describeRecipe(r))
+			}
+			showRecipe(c.stdout, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the recipe as JSON")
+	return cmd
+}
+
+func (c *cli) recipeRunCommand() *cobra.Command {
+	var (
+		params    []string
+		workspace string
+		yes       bool
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run PACK RECIPE [--param K=V]... [--workspace DIR] [--yes] [--json]",
+		Short: "Run a recipe, each step through the approval gate",
+		Long: `run runs a recipe of PACK: its preconditions, its steps in order, its
+verification, and on a failure its rollback in reverse order. Every one of
+them is a call through the approval gate, under the pack's grant, recorded
+in the audit log with an invocation id that starts with the run id.
+
+--param K=V sets a parameter (repeat it); defaults fill the rest, and a
+required parameter without a value is a usage error. --yes is you approving
+the whole run: it approves the steps whose confirmation is auto or prompt,
+but a step marked always still asks you at the terminal (and is denied
+when nobody can answer). Without --yes each call asks at the terminal, or
+is denied without one. The enterprise policy decides before anyone.
+
+The progress goes to stderr; the result (spec 001's RecipeResult) to
+stdout, as text or with --json as one JSON object.
+
+Exit status: 0 success, 1 a step, check or verification failed, 2 usage
+(an unknown recipe or parameter), 3 a call was denied, 4 a parameter
+value does not fit, 5 a step hit its time or output limit.`,
+		Args: nargs(2, 2, "PACK and RECIPE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			values := map[string]string{}
+			for _, kv := range params {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usageError("recipe run: --param %q is not K=V", kv)
+				}
+				if _, dup := values[k]; dup {
+					return usageError("recipe run: --param %s is given twice", k)
+				}
+				values[k] = v
+			}
+			return c.runRecipe(cmd.Context(), args[0], args[1], values, workspace, yes, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&params, "param", nil, "a parameter as K=V (repeatable)")
+	f.StringVar(&workspace, "workspace", "", "the folder the commands run in (default <home>/workspaces/cli)")
+	f.BoolVarP(&yes, "yes", "y", false, "approve the run's auto and prompt steps")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// recipePack loads PACK (a folder or an installed pack).
+func (c *cli) recipePack(ctx context.Context, arg string) (*packs.Pack, capability.PackRef, error) {
+	a, err := c.open(ctx)
+	if err != nil {
+		return nil, capability.PackRef{}, err
+	}
+	defer a.Close()
+	p, ref, _, err := loadForRun(a, arg)
+	return p, ref, err
+}
+
+func findRecipe(p *packs.Pack, id string) (*packs.Recipe, error) {
+	r, ok := p.Recipe(id)
+	if ok {
+		return r, nil
+	}
+	var ids []string
+	for _, r := range p.Recipes {
+		ids = append(ids, r.ID)
+	}
+	return nil, usageError("recipe: pack %s has no recipe %q (it has: %s): see packs recipe list %s", p.Name, id, orNone(strings.Join(ids, ", ")), p.Name)
+}
+
+func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[string]string, workspace string, yes, asJSON bool) error {
+	a, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	p, ref, _, err := loadForRun(a, packArg)
+	if err != nil {
+		return err
+	}
+	rc, err := findRecipe(p, id)
+	if err != nil {
+		return err
+	}
+	args, err := rc.Bind(values)
+	if err != nil {
+		var pe *packs.ParamError
+		if errors.As(err, &pe) && (strings.HasPrefix(pe.Reason, "is required") || strings.HasPrefix(pe.Reason, "recipe ")) {
+			return usageError("recipe run: %v: see packs recipe show %s %s", err, p.Name, rc.ID)
+		}
+		return exitWith(exitInvalid, fmt.Errorf("recipe run: %w", err))
+	}
+	ws, err := runWorkspace(a, workspace)
+	if err != nil {
+		return err
+	}
+	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
+	if err != nil {
+		return err
+	}
+	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
+	if err != nil {
+		return err
+	}
+	r := &recipe.Runner{Pipeline: pl, Pack: p, Ref: ref, Workspace: ws, Client: "cli", OnCall: func(call recipe.Call) { printCall(c.stderr, call) }}
+	if yes {
+		r.Blanket = []capability.Approver{cliApprover{}}
+	}
+	if c.interactive {
+		r.Approvers = []capability.Approver{approve.NewTerminal(c.stdin, c.stderr)}
+	}
+	res, err := r.Run(ctx, rc, args)
+	if err != nil {
+		return fmt.Errorf("recipe run: %w", err)
+	}
+	if asJSON {
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printResult(c.stdout, res)
+	}
+	if res.Status == recipe.StatusSuccess {
+		return nil
+	}
+	code := exitFailure
+	if res.Err != nil && !errors.Is(res.Err, packs.ErrExpectation) {
+		code = exitCodeOf(runtime.StatusOf(res.Err))
+	}
+	why := res.Error
+	if errors.Is(res.Err, capability.ErrNoApprover) && !yes {
+		why += ": pass --yes to approve the run, or run it at a terminal"
+	}
+	return exitWith(code, fmt.Errorf("recipe run: %s %s: %s at %s %s: %s", p.Name, rc.ID, res.Status, res.FailedPhase, res.FailedStep, why))
+}
+
+// printCall is one progress line: "step create-branch: ok (exit 0)".
+func printCall(w io.Writer, c recipe.Call) {
+	what := string(c.Phase) + " " + c.ID
+	switch {
+	case c.Skipped:
+		fmt.Fprintf(w, "%s: skipped (its step did not complete)\n", what)
+	case c.OK:
+		fmt.Fprintf(w, "%s: ok (exit %d)\n", what, c.ExitCode)
+	case c.Status == capability.StatusOK:
+		fmt.Fprintf(w, "%s: failed: %s\n", what, c.Error)
+	default:
+		fmt.Fprintf(w, "%s: failed (%s): %s\n", what, c.Status, c.Error)
+	}
+}
+
+func printResult(w io.Writer, r recipe.Result) {
+	fmt.Fprintf(w, "run %s: %s %s: %s, %d steps completed", r.Run, r.Pack, r.Recipe, r.Status, r.StepsCompleted)
+	if r.Status != recipe.StatusSuccess {
+		fmt.Fprintf(w, "; failed at %s %s", r.FailedPhase, r.FailedStep)
+		switch {
+		case r.RolledBack:
+			fmt.Fprint(w, "; rolled back")
+		case r.RollbackError != "":
+			fmt.Fprintf(w, "; rollback failed: %s", r.RollbackError)
+		default:
+			fmt.Fprint(w, "; nothing to roll back")
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// recipeSummary is a recipe in packs recipe list --json.
+type recipeSummary struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+	File        string `json:"file"`
+	Steps       int    `json:"steps"`
+}
+
+func summarize(r *packs.Recipe) recipeSummary {
+	return recipeSummary{ID: r.ID, Name: r.Name, Description: r.Description, Version: r.Version, File: r.File, Steps: len(r.Steps)}
+}
+
+// recipeDoc is a recipe in packs recipe show --json.
+type recipeDoc struct {
+	recipeSummary
+	Triggers      []packs.RecipeTrigger `json:"triggers,omitempty"`
+	Parameters    []paramDoc            `json:"parameters"`
+	Preconditions []preDoc              `json:"preconditions"`
+	Steps         []stepDoc             `json:"steps"`
+	Verification  []stepDoc             `json:"verification"`
+	Rollback      []stepDoc             `json:"rollback"`
+}
+
+type paramDoc struct {
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	Required    bool    `json:"required"`
+	Description string  `json:"description,omitempty"`
+	Default     *string `json:"default,omitempty"`
+	Validation  string  `json:"validation,omitempty"`
+}
+
+type preDoc struct {
+	Check   string   `json:"check"`
+	Args    []string `json:"args,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Message string   `json:"message,omitempty"`
+}
+
+type stepDoc struct {
+	ID           string   `json:"id"`
+	Name         string   `json:"name,omitempty"`
+	Command      []string `json:"command,omitempty"`
+	Tool         string   `json:"tool,omitempty"`
+	Confirmation string   `json:"confirmation"`
+	RiskLevel    string   `json:"risk_level,omitempty"`
+	Timeout      string   `json:"timeout,omitempty"`
+	Undoes       string   `json:"undoes,omitempty"`
+}
+
+func describeRecipe(r *packs.Recipe) recipeDoc {
+	d := recipeDoc{recipeSummary: summarize(r), Triggers: r.Triggers, Parameters: []paramDoc{}, Preconditions: []preDoc{}, Steps: recipeSteps(r.Steps), Verification: recipeSteps(r.Verification), Rollback: recipeSteps(r.Rollback)}
+	for _, p := range r.Parameters {
+		pd := paramDoc{Name: p.Name, Type: p.Type, Required: p.Required, Description: p.Description, Default: p.Default}
+		if p.Validation != nil {
+			pd.Validation = p.Validation.String()
+		}
+		d.Parameters = append(d.Parameters, pd)
+	}
+	for _, pc := range r.Preconditions {
+		pd := preDoc{Check: pc.Check, Args: pc.Args, Message: pc.Message}
+		if pc.Command != nil {
+			pd.Command = pc.Command.Argv
+		}
+		d.Preconditions = append(d.Preconditions, pd)
+	}
+	return d
+}
+
+func recipeSteps(in []packs.RecipeStep) []stepDoc {
+	out := []stepDoc{}
+	for _, s := range in {
+		sd := stepDoc{ID: s.ID, Name: s.Name, Tool: s.Tool, Confirmation: string(s.Confirmation), RiskLevel: string(s.RiskLevel), Undoes: s.Undoes}
+		if s.Command != nil {
+			sd.Command = s.Command.Argv
+		}
+		if s.Timeout > 0 {
+			sd.Timeout = s.Timeout.String()
+		}
+		out = append(out, sd)
+	}
+	return out
+}
+
+func showRecipe(w io.Writer, r *packs.Recipe) {
+	d := describeRecipe(r)
+	fmt.Fprintf(w, "%s: %s (%s)\n", r.ID, r.Name, r.File)
+	if r.Description != "" {
+		fmt.Fprintf(w, "  %s\n", r.Description)
+	}
+	if len(d.Parameters) > 0 {
+		fmt.Fprintln(w, "\nParameters:")
+		for _, p := range d.Parameters {
+			req := "optional"
+			if p.Required {
+				req = "required"
+			}
+			line := fmt.Sprintf("  %s (%s, %s)", p.Name, p.Type, req)
+			if p.Default != nil {
+				line += fmt.Sprintf(" default %q", *p.Default)
+			}
+			if p.Validation != "" {
+				line += " matching " + p.Validation
+			}
+			if p.Description != "" {
+				line += ": " + p.Description
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if len(d.Preconditions) > 0 {
+		fmt.Fprintln(w, "\nPreconditions:")
+		for _, p := range d.Preconditions {
+			what := strings.Join(p.Args, " ")
+			if p.Command != nil {
+				what = quoteArgv(p.Command)
+			}
+			fmt.Fprintf(w, "  %s %s\n", p.Check, what)
+		}
+	}
+	for _, part := range []struct {
+		title string
+		steps []stepDoc
+	}{{"Steps", d.Steps}, {"Verification", d.Verification}, {"Rollback (on failure, last first)", d.Rollback}} {
+		if len(part.steps) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", part.title)
+		for i, s := range part.steps {
+			what := "tool " + s.Tool
+			if s.Command != nil {
+				what = quoteArgv(s.Command)
+			}
+			extra := []string{"confirmation " + s.Confirmation}
+			if s.RiskLevel != "" {
+				extra = append(extra, "risk "+s.RiskLevel)
+			}
+			if s.Timeout != "" {
+				extra = append(extra, "timeout "+s.Timeout)
+			}
+			if s.Undoes != "" {
+				extra = append(extra, "undoes "+s.Undoes)
+			}
+			fmt.Fprintf(w, "  %d. %s: %s [%s]\n", i+1, s.ID, what, strings.Join(extra, ", "))
+		}
+	}
+}
+
+// quoteArgv shows an argv as one line, quoting elements that need it.
+func quoteArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\|&;<>()$`*?[#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
