@@ -26,15 +26,19 @@ func (c *cli) mcpCommand() *cobra.Command {
 		tokenFile  string
 		only       []string
 		timeout    time.Duration
+		flat       []string
 	)
 	cmd := &cobra.Command{
-		Use:   "mcp [--http ADDR]",
+		Use:   "mcp [--http ADDR] [--tools PACK,...]",
 		Short: "Serve the installed packs to MCP clients (stdio, or Streamable HTTP with --http)",
 		Long: `packs mcp serves the installed packs to any MCP client: over stdio by default
 (the client starts packs mcp), or over Streamable HTTP at http://ADDR/mcp with
 --http. Each client session is a chat: the base tools open_docs, read_file and
 enable_tools, then each enabled pack's tools as <pack>__<tool>; pack files as
-pack://<pack>/<path> resources; one prompt per pack. Every call is approved
+pack://<pack>/<path> resources; one prompt per pack. With --tools PACK,...
+those packs' tools are listed from the start, without enable_tools, under
+their own names (as <pack>__<tool> where a name would be ambiguous), for
+clients that do not reload their tool list. Every call is approved
 and audited: by the enterprise policy, through the client's elicitation form,
 or, for a client that cannot elicit (Claude Desktop), by you elsewhere: the
 call waits until you run packs approve (or decide it in the web app, packs
@@ -71,7 +75,12 @@ on loopback unless ADDR names another host.`,
 			if timeout == 0 {
 				timeout = -1 // the queue is off
 			}
-			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout})
+			for _, name := range flat {
+				if !slices.Contains(attach, name) {
+					return usageError("mcp: --tools %s: not a served pack: see packs list (and --pack)", name)
+				}
+			}
+			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Tools: flat, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout})
 			if err != nil {
 				return err
 			}
@@ -97,6 +106,7 @@ on loopback unless ADDR names another host.`,
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this Host header (a name or IP, e.g. one a proxy forwards); repeatable")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+" or $"+tokenEnv+", else <home>/token, else a fresh one)")
 	f.DurationVar(&timeout, "approval-timeout", approve.DefaultTimeout, "how long a call of a client that cannot elicit waits for packs approve or the web app before it is denied (0: deny at once)")
+	f.StringSliceVar(&flat, "tools", nil, "list these packs' tools from the start, without enable_tools (flat mode); comma-separated or repeatable")
 	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
 	return cmd
 }

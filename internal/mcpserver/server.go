@@ -66,6 +66,11 @@ type Config struct {
 	// negative value turns the queue off: such calls are denied at once
 	// unless the policy approves them.
 	ApprovalTimeout time.Duration
+	// Tools names packs whose tools are offered from the start, without
+	// enable_tools (flat mode, packs mcp --tools): each under its own name
+	// when no other offered tool has it, else as <pack>__<tool>. They must
+	// be among Attach. Calls go through the same gate and audit.
+	Tools []string
 }
 
 // Server serves packs over MCP. One Server serves any number of sessions;
@@ -126,12 +131,12 @@ type conn struct {
 	openMu sync.Mutex // serializes open; held while the chat opens
 	mu     sync.Mutex // guards the fields below
 	chat   *chat.Session
-	err    error           // why the chat could not open
-	tools  map[string]bool // names registered on srv
+	err    error             // why the chat could not open
+	tools  map[string]string // names registered on srv -> the chat's names
 }
 
 func (s *Server) newConn() *conn {
-	c := &conn{s: s, tools: map[string]bool{}}
+	c := &conn{s: s, tools: map[string]string{}}
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
@@ -216,6 +221,7 @@ func (c *conn) open(ctx context.Context) error {
 	for _, n := range sess.Notices() {
 		c.s.log.Warn(n, "chat", sess.ID())
 	}
+	c.enableFlat(ctx, sess)
 	c.mu.Lock()
 	c.chat = sess
 	c.syncToolsLocked()
@@ -237,20 +243,24 @@ func (c *conn) syncToolsLocked() {
 	if c.chat == nil {
 		return
 	}
-	tools, problems := offered(c.chat.Tools())
+	in := c.chat.Tools()
+	names := c.s.flatNames(in)
+	tools, problems := offered(in)
 	for _, err := range problems {
 		c.s.log.Error("mcpserver: tool not offered", "err", err)
 	}
-	want := map[string]bool{}
+	want := map[string]string{}
 	for _, tool := range tools {
-		want[tool.Name] = true
-		if !c.tools[tool.Name] {
-			c.srv.AddTool(tool, c.callHandler(tool.Name))
+		chatName := tool.Name
+		tool.Name = names[chatName]
+		want[tool.Name] = chatName
+		if have, ok := c.tools[tool.Name]; !ok || have != chatName {
+			c.srv.AddTool(tool, c.callHandler(chatName))
 		}
 	}
 	var gone []string
 	for name := range c.tools {
-		if !want[name] {
+		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
