@@ -131,6 +131,9 @@ func errorHint(err error) string {
 	case errors.Is(err, packs.ErrNotInstalled):
 		return ": see packs list, or install it with packs add"
 	}
+	if name, ok := missingSecret(err); ok {
+		return ": set it with packs secret set " + name
+	}
 	return ""
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 // secretCommand is packs secret set|list|rm: the secret store in the state
@@ -32,6 +34,15 @@ uses one only once you grant it: packs grant PACK secrets_access=NAME.`,
 	}
 	cmd.AddCommand(c.secretSetCommand(), c.secretListCommand(), c.secretRemoveCommand())
 	return cmd
+}
+
+// missingSecret names the secret a call needed and the store lacks.
+func missingSecret(err error) (string, bool) {
+	var me *runtime.SecretMissingError
+	if errors.As(err, &me) {
+		return me.Name, true
+	}
+	return "", false
 }
 
 func (c *cli) secretStore() (*secrets.Store, error) {

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +65,61 @@ func TestSecretCommands(t *testing.T) {
 	}
 	if strings.Contains(all.String(), value) {
 		t.Errorf("the value was printed:\n%s", all.String())
+	}
+}
+
+// TestSecretEndToEnd: the example pack calls an API on loopback with a
+// token the host injects once the person grants it; without the grant the
+// API refuses it; without the value the error names packs secret set. The
+// value is in no output, no error, no byte of packs.db (and its WAL) and
+// no line of the exported audit log.
+func TestSecretEndToEnd(t *testing.T) {
+	const token = "tok_EndToEnd_0f1e2d3c4b5a69788796"
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":"unauthorized"}`)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"user": "octocat", "echo": r.Header.Get("Authorization")})
+	}))
+	defer api.Close()
+	host := strings.TrimPrefix(api.URL, "http://")
+	toml := fmt.Sprintf("[capabilities]\nnetwork = [\"127.0.0.1:*\"]\nsecrets_access = [\"API_TOKEN\"]\n\n[[secrets.inject]]\nname = \"API_TOKEN\"\nhost = %q\nheader = \"Authorization\"\nvalue = \"Bearer {{secret.API_TOKEN}}\"\n", host)
+	home := t.TempDir()
+	var all bytes.Buffer
+	keep := func(r result) result { all.WriteString(r.stdout + r.stderr); return r }
+	input := fmt.Sprintf(`{"url": %q}`, api.URL+"/user")
+	run := func() result { return keep(withHome(t, home, "run", "gh", "t", "--input", input, "--yes")) }
+
+	keep(secretCLI(t, home, token, "secret", "set", "API_TOKEN")).mustCode(t, exitOK)
+	keep(withHome(t, home, "add", toolPack(t, "gh", "plugin_http.wasm", "get", toml), "--grant", "network", "--yes")).mustCode(t, exitOK)
+	if r := run().mustCode(t, exitOK); !strings.Contains(r.stdout, "unauthorized") {
+		t.Errorf("without the secret granted: %q, want the API's 401", r.stdout)
+	}
+	keep(withHome(t, home, "grant", "gh", "secrets_access=API_TOKEN")).mustCode(t, exitOK)
+	if r := run().mustCode(t, exitOK); !strings.Contains(r.stdout, "octocat") || !strings.Contains(r.stdout, "[secret]") {
+		t.Errorf("granted: %q, want the user and a masked echo", r.stdout)
+	}
+	keep(secretCLI(t, home, "", "secret", "rm", "API_TOKEN")).mustCode(t, exitOK)
+	if line := run().mustCode(t, exitFailure).oneLineError(t); !strings.Contains(line, "packs secret set API_TOKEN") {
+		t.Errorf("missing secret: %q, want it to name packs secret set API_TOKEN", line)
+	}
+	keep(withHome(t, home, "audit", "export"))
+	if all.Len() == 0 || strings.Contains(all.String(), token) {
+		t.Errorf("the value was printed:\n%s", all.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "packs.db*"))
+	if len(files) == 0 {
+		t.Fatal("no packs.db")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(token)) {
+			t.Errorf("%s holds the value", f)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -64,6 +65,7 @@ func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capab
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
 		Grants: Grants{DB: db, Home: home}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
+		Secrets: secrets.Open(home.Dir()),
 	}
 	if own != nil {
 		cfg.Reserved = own.All

@@ -31,6 +31,15 @@ type Redactor struct {
 	MaxValue int // longest string kept whole, in bytes; longer ones are cut
 	MaxDepth int // deeper JSON is replaced by a marker
 	MaxTotal int // a redacted document larger than this is replaced by a summary
+	// Known, when set, masks the values of the secret store wherever they
+	// appear (internal/secrets.Store.Masker): a value is never stored
+	// here, whatever its shape.
+	Known KnownSecrets
+}
+
+// KnownSecrets masks known secret values in a string.
+type KnownSecrets interface {
+	MaskString(s string) string
 }
 
 // DefaultRedactor keeps strings up to 256 bytes, 32 levels, 64 KiB in all.
@@ -75,6 +84,9 @@ const scanMargin = 4096
 // Text masks a credential-looking string, masks every secret found inside
 // it (gitleaks' rules and packs' own, redact_rules.go) and cuts a long one.
 func (r Redactor) Text(s string) string {
+	if r.Known != nil {
+		s = r.Known.MaskString(s)
+	}
 	if secretValue(s) {
 		return Redacted
 	}

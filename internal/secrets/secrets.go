@@ -23,10 +23,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 )
 
 // Files in the state directory.
@@ -307,4 +309,53 @@ func writeFile(dir, name string, b []byte, exclusive bool) error {
 		d.Close()
 	}
 	return nil
+}
+
+// Masker masks the values of every secret in the store, for the audit
+// log's redaction (audit.Redactor.Known): values no grant names are masked
+// too. It re-reads the store when the file changed, checking at most once
+// a second; a store it cannot read masks what it last read.
+type Masker struct {
+	s       *Store
+	mu      sync.Mutex
+	checked time.Time
+	stamp   string
+	sec     *hostfns.Secrets
+}
+
+// Masker returns a Masker over s.
+func (s *Store) Masker() *Masker { return &Masker{s: s} }
+
+// MaskString returns v with every stored value replaced by hostfns.Masked.
+func (m *Masker) MaskString(v string) string {
+	return m.current().MaskString(v)
+}
+
+func (m *Masker) current() *hostfns.Secrets {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if time.Since(m.checked) < time.Second && m.sec != nil {
+		return m.sec
+	}
+	m.checked = time.Now()
+	fi, err := os.Stat(filepath.Join(m.s.dir, StoreFile))
+	if err != nil {
+		return m.sec
+	}
+	stamp := fi.ModTime().String() + "/" + strconv.FormatInt(fi.Size(), 10)
+	if stamp == m.stamp && m.sec != nil {
+		return m.sec
+	}
+	list, err := m.s.List()
+	if err != nil {
+		return m.sec
+	}
+	vals := make(map[string][]byte, len(list))
+	for _, i := range list {
+		if v, err := m.s.Get(i.Name); err == nil {
+			vals[i.Name] = v
+		}
+	}
+	m.sec, m.stamp = hostfns.NewSecrets(vals), stamp
+	return m.sec
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/internal/secrets"
 )
@@ -102,5 +104,22 @@ func TestSecretStoreTamper(t *testing.T) {
 	}
 	if _, err := s.Get("A"); !errors.Is(err, secrets.ErrBadStore) {
 		t.Fatalf("Get with a world-readable key: err = %v, want ErrBadStore", err)
+	}
+}
+
+// TestSecretStoreMasker: the masker masks every stored value and sees a
+// value set after it was made.
+func TestSecretStoreMasker(t *testing.T) {
+	s := secrets.Open(t.TempDir())
+	m := s.Masker()
+	if got := m.MaskString("a " + value); got != "a "+value {
+		t.Errorf("empty store masked %q", got)
+	}
+	if err := s.Set("A", []byte(value)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if got := m.MaskString("a " + value); strings.Contains(got, value) {
+		t.Errorf("MaskString = %q, want the value masked", got)
 	}
 }
