@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/llm/llmtest"
 )
 
 // secretCLI runs the CLI with stdin from input (not a terminal).
@@ -100,6 +103,25 @@ func TestSecretEndToEnd(t *testing.T) {
 	keep(withHome(t, home, "grant", "gh", "secrets_access=API_TOKEN")).mustCode(t, exitOK)
 	if r := run().mustCode(t, exitOK); !strings.Contains(r.stdout, "octocat") || !strings.Contains(r.stdout, "[secret]") {
 		t.Errorf("granted: %q, want the user and a masked echo", r.stdout)
+	}
+	// A chat: the model calls the tool; what it is sent back, and what the
+	// chat keeps, holds no value.
+	model := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "enable_tools", Arguments: `{"pack_id":"gh"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "gh__t", Arguments: input}}},
+		llmtest.Turn{Text: "You are octocat."},
+	)
+	defer model.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	keep(withHome(t, home, "chat", "--base-url", model.OpenAIURL(), "--model", "m1", "--attach", "gh", "--message", "who am I?", "--yes")).mustCode(t, exitOK)
+	reqs := model.Requests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Body), "octocat") {
+		t.Fatalf("the model was not sent the tool's result: %d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		if bytes.Contains(r.Body, []byte(token)) {
+			t.Errorf("request %d to the model holds the value", i)
+		}
 	}
 	keep(secretCLI(t, home, "", "secret", "rm", "API_TOKEN")).mustCode(t, exitOK)
 	if line := run().mustCode(t, exitFailure).oneLineError(t); !strings.Contains(line, "packs secret set API_TOKEN") {
