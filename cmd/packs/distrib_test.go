@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,4 +118,76 @@ func TestPackSignAdd(t *testing.T) {
 	if !strings.Contains(line, "a folder carries no signature") {
 		t.Errorf("folder under require_signature: %q", line)
 	}
+}
+
+func TestUpdateAsksAgainWhenWidened(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	writeFiles(t, work, weatherFiles("1.0.0"))
+	gitCmd(t, root, "init", "-q", work)
+	gitCmd(t, work, "add", "-A")
+	gitCmd(t, work, "commit", "-q", "-m", "v1")
+	bare := filepath.Join(root, "weather.git")
+	gitCmd(t, root, "clone", "-q", "--bare", work, bare)
+	source := "git+file://" + filepath.ToSlash(bare) + "#main"
+
+	home := filepath.Join(t.TempDir(), "home")
+	withHome(t, home, "add", source, "--grant", "network").mustCode(t, 0)
+	if r := withHome(t, home, "update", "weather").mustCode(t, 0); !strings.Contains(r.stdout, "weather 1.0.0 is up to date") {
+		t.Errorf("update without changes:\n%s", r.stdout)
+	}
+
+	// v2 asks for one more host.
+	v2 := weatherFiles("2.0.0")
+	v2["skill.toml"] = strings.Replace(v2["skill.toml"], `network = ["api.weather.example"]`, `network = ["api.weather.example", "evil.example"]`, 1)
+	writeFiles(t, work, v2)
+	gitCmd(t, work, "commit", "-q", "-am", "v2")
+	gitCmd(t, work, "push", "-q", bare, "main")
+
+	lockHas := func(want string) {
+		t.Helper()
+		lock, _ := os.ReadFile(filepath.Join(home, "packs.lock"))
+		if !strings.Contains(string(lock), want) {
+			t.Errorf("packs.lock lacks %q:\n%s", want, lock)
+		}
+	}
+	r := withHome(t, home, "update", "weather").mustCode(t, exitUsage)
+	if !strings.Contains(r.stdout, "+ network: evil.example") || !strings.Contains(r.stdout, "~ skill.toml") || !strings.Contains(r.stderr, "stays installed") {
+		t.Errorf("widened update without a terminal:\n%s\n%s", r.stdout, r.stderr)
+	}
+	lockHas(`version = "1.0.0"`)
+
+	// A person declines: the old version stays.
+	var out, errb bytes.Buffer
+	c := &cli{stdin: bufio.NewReader(strings.NewReader("n\n")), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interactive: true}
+	if code := c.run(context.Background(), []string{"--home", home, "update", "weather"}); code != 0 || !strings.Contains(out.String(), "kept weather 1.0.0") {
+		t.Fatalf("decline: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	lockHas(`version = "1.0.0"`)
+
+	// --yes updates, and the network grant keeps only the old host.
+	r = withHome(t, home, "update", "weather", "--yes").mustCode(t, 0)
+	if !strings.Contains(r.stdout, "updated weather 1.0.0 → 2.0.0") || !strings.Contains(r.stdout, "new requests not granted: network") {
+		t.Errorf("update --yes:\n%s", r.stdout)
+	}
+	lockHas(`version = "2.0.0"`)
+	lockHas(`network = { granted = true, resources = ["api.weather.example"] }`)
+
+	// v3 asks for another host; a person accepts and grants it.
+	v3 := weatherFiles("3.0.0")
+	v3["skill.toml"] = strings.Replace(v3["skill.toml"], `network = ["api.weather.example"]`, `network = ["api.weather.example", "evil.example", "more.example"]`, 1)
+	writeFiles(t, work, v3)
+	gitCmd(t, work, "commit", "-q", "-am", "v3")
+	gitCmd(t, work, "push", "-q", bare, "main")
+	out.Reset()
+	errb.Reset()
+	c = &cli{stdin: bufio.NewReader(strings.NewReader("y\ny\n")), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interactive: true}
+	if code := c.run(context.Background(), []string{"--home", home, "update", "weather"}); code != 0 {
+		t.Fatalf("accept: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	lockHas(`version = "3.0.0"`)
+	lockHas(`network = { granted = true, resources = ["api.weather.example", "more.example"] }`)
 }
