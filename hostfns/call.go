@@ -13,6 +13,8 @@
 //	network                 http_request, http_status_code, http_headers
 //	                        (NetworkNamespace, Extism's signatures)
 //	terminal_exec           Exec and the exec host function (ExecNamespace)
+//	secrets_access          injection into http_request (WithSecrets), and
+//	                        secret_get for a reveal grant (SecretsNamespace)
 //	(always)                log_* and get_log_level (LogNamespace), config_get
 //	                        (ConfigNamespace)
 //

@@ -21,7 +21,8 @@ const (
 // ExtismFunctions returns the Extism host functions for the granted
 // capability groups only: network adds http_request, http_status_code and
 // http_headers (NetworkNamespace); terminal_exec adds exec (ExecNamespace);
-// the log functions (LogNamespace) and config_get (ConfigNamespace) are
+// secrets_access adds secret_get (SecretsNamespace), which Require serves
+// only to a grant that reveals; the log functions (LogNamespace) and config_get (ConfigNamespace) are
 // always there. Other names in groups add nothing. Per-call state comes from
 // the context (WithCall), so one set serves every instance; the set owns one
 // http.Client that keeps no idle connections.
