@@ -128,6 +128,9 @@ type Runner struct {
 	OnCall func(Call)
 }
 
+// errStepTimeout is the cause of a tool step's own timeout.
+var errStepTimeout = fmt.Errorf("%w: the step's timeout", runtime.ErrTimeout)
+
 // ErrNoPipeline is returned by Run for a Runner without its pipeline or pack.
 var ErrNoPipeline = errors.New("recipe: a runner needs a pipeline and a pack")
 
@@ -288,7 +291,7 @@ func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Cal
 		req.Tool, req.Arguments, req.Invalid = st.Tool, in, err
 		if st.Timeout > 0 {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, st.Timeout, runtime.ErrTimeout)
+			ctx, cancel = context.WithTimeoutCause(ctx, st.Timeout, errStepTimeout)
 			defer cancel()
 		}
 	}
@@ -297,6 +300,10 @@ func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Cal
 		return c, fmt.Errorf("recipe: run %s: %w", s.res.Run, err)
 	}
 	s.outcome(&c, o, func(code int, stdout, stderr []byte) error { return st.Expect.Check(code, stdout, stderr) })
+	if st.Tool != "" && o.Err != nil && errors.Is(context.Cause(ctx), errStepTimeout) {
+		// The runtime names the grant's limit; the step's own was shorter.
+		c.Error = fmt.Sprintf("%v: the step's timeout of %s passed and the tool was stopped", runtime.ErrTimeout, st.Timeout)
+	}
 	s.record(c)
 	return c, nil
 }

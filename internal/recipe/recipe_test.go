@@ -658,3 +658,78 @@ func TestEnvValuesStayOut(t *testing.T) {
 		}
 	}
 }
+
+// wasmPack writes a pack whose tool "echo" is the runtime's WASI echo guest
+// (stdin to stdout) and whose tool "loop" never returns, with the recipes.
+func wasmPack(t *testing.T, recipes map[string]string) string {
+	t.Helper()
+	dir := writePack(t, "wt", []string{"echo"}, recipes)
+	for name, guest := range map[string]string{"echo.wasm": "wasi_echo.wasm", "loop.wasm": "wasi_loop.wasm"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "runtime", "testdata", guest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bin", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tools := `[
+ {"name": "echo", "description": "Echo.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}}, "run": {"wasm": "bin/echo.wasm", "abi": "wasi"}},
+ {"name": "loop", "description": "Loop.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/loop.wasm", "abi": "wasi"}}
+]`
+	if err := os.WriteFile(filepath.Join(dir, "tools.json"), []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestToolSteps: a step that runs a pack's WebAssembly tool is a call of
+// that tool, with the parameters in its input, checked by json_path; a
+// tool step over its timeout is stopped.
+func TestToolSteps(t *testing.T) {
+	recipe := `id: r
+name: R
+parameters:
+  - name: msg
+steps:
+  - id: say
+    tool: echo
+    input:
+      text: "{{msg}}"
+      n: 2
+    expect:
+      json_path: $.text
+      contains: hello
+verification:
+  - tool: echo
+    input:
+      text: done
+    expect:
+      output_contains: done
+`
+	slow := "id: slow\nname: S\nsteps:\n  - id: spin\n    tool: loop\n    timeout: 1\n"
+	f := setup(t, wasmPack(t, map[string]string{"r": recipe, "slow": slow}), execGrant, "")
+	yes := &person{name: "p", verdict: capability.RunOnce}
+	res := f.run(t, f.runner(yes), "r", map[string]string{"msg": "hello there"})
+	if res.Status != StatusSuccess || len(res.Calls) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	if got := string(res.Calls[0].Output); got != `{"text":"hello there","n":2}` {
+		t.Errorf("the tool got %s", got)
+	}
+	if res.Calls[0].Tool != "echo" || !strings.HasPrefix(res.Calls[0].Invocation, res.Run+".step.say") {
+		t.Errorf("call %+v", res.Calls[0])
+	}
+
+	start := time.Now()
+	res = f.run(t, f.runner(yes), "slow", nil)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the run took %s", took)
+	}
+	if c := res.Calls[0]; res.Status != StatusFailure || c.Status != capability.StatusLimit || !strings.Contains(c.Error, "timeout of 1s") || !errors.Is(c.Err, runtime.ErrTimeout) {
+		t.Fatalf("result %+v", res)
+	}
+}
