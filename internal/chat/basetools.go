@@ -42,6 +42,12 @@ var (
 	}
 )
 
+// BaseTools returns the definitions of open_docs, read_file and
+// enable_tools, the base tools offered whatever the packs (exec_best_effort
+// only comes with a pack that requests terminal_exec). The MCP server lists
+// them even when no pack is served.
+func BaseTools() []llm.Tool { return []llm.Tool{openDocsTool, readFileTool, enableToolsTool} }
+
 // BaseToolNames lists the base tools. None of them can change grants,
 // policy or approvals: the model never grants anything.
 func BaseToolNames() []string { return []string{ToolOpenDocs, ToolReadFile, ToolEnableTools, ToolExec} }

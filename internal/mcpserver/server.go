@@ -244,18 +244,25 @@ func (c *conn) syncToolsLocked() {
 		return
 	}
 	in := c.chat.Tools()
+	if len(in) == 0 {
+		// No pack is served: the base tools are listed all the same (spec
+		// 000), and open_docs says how to install a pack.
+		in = chat.BaseTools()
+	}
 	names := c.s.flatNames(in)
 	tools, problems := offered(in)
 	for _, err := range problems {
 		c.s.log.Error("mcpserver: tool not offered", "err", err)
 	}
 	want := map[string]string{}
+	metas := map[string]packMeta{}
 	for _, tool := range tools {
 		chatName := tool.Name
 		tool.Name = names[chatName]
 		want[tool.Name] = chatName
 		if have, ok := c.tools[tool.Name]; !ok || have != chatName {
-			c.srv.AddTool(tool, c.callHandler(chatName))
+			c.decorate(tool, chatName, metas)
+			c.srv.AddTool(tool, c.callHandler(chatName, tool.OutputSchema != nil))
 		}
 	}
 	var gone []string
@@ -323,8 +330,9 @@ func mcpTool(t llm.Tool) (*mcp.Tool, error) {
 }
 
 // callHandler runs one tools/call through the chat: arguments checked, the
-// gate, the run and the audit record.
-func (c *conn) callHandler(name string) mcp.ToolHandler {
+// gate, the run and the audit record. A tool with an output schema also
+// returns its result object as structured content.
+func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c.mu.Lock()
 		sess := c.chat
@@ -347,7 +355,14 @@ func (c *conn) callHandler(name string) mcp.ToolHandler {
 		if !res.Decision.Approved {
 			text = c.s.explainDenial(text, client, res.Name, absent, waiter)
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}, nil
+		if res.ErrorKind == chat.ErrKindNotFound {
+			text = withInstallHint(text, sess, args)
+		}
+		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}
+		if hasOutputSchema && !res.IsError {
+			out.StructuredContent = structured(res.Content)
+		}
+		return out, nil
 	}
 }
 
@@ -414,13 +429,34 @@ func withDenyHint(content, client, class string) string {
 	return withHint(content, hint)
 }
 
+// withInstallHint adds to a base tool's "not found" how to install a pack,
+// when the pack it names is not served at all.
+func withInstallHint(content string, sess *chat.Session, args json.RawMessage) string {
+	var a struct {
+		PackID string `json:"pack_id"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.PackID == "" {
+		return content
+	}
+	if _, ok := sess.Pack(a.PackID); ok {
+		return content
+	}
+	hint := fmt.Sprintf("No pack %q is served. To install one, run in a terminal: packs add SOURCE (a pack folder, a .tar.gz or a git URL), "+
+		"then restart this MCP server (reconnect the client); packs list shows the installed packs.", a.PackID)
+	return withHintKey(content, "install", hint)
+}
+
 // withHint adds hint to a denial as its error's "approve" field, or as a
 // line of its own when the denial is not the usual JSON.
-func withHint(content, hint string) string {
+func withHint(content, hint string) string { return withHintKey(content, "approve", hint) }
+
+// withHintKey adds hint to an error result as its error's key field, or as
+// a line of its own when the result is not the usual JSON.
+func withHintKey(content, key, hint string) string {
 	var v map[string]any
 	if err := json.Unmarshal([]byte(content), &v); err == nil {
 		if e, ok := v["error"].(map[string]any); ok {
-			e["approve"] = hint
+			e[key] = hint
 			if b, err := json.Marshal(v); err == nil {
 				return string(b)
 			}

@@ -1,0 +1,142 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/packs"
+)
+
+// baseMeta are the titles and annotations of the base tools.
+var baseMeta = map[string]struct {
+	title string
+	ann   mcp.ToolAnnotations
+}{
+	chat.ToolOpenDocs:    {"Open a pack's docs", mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
+	chat.ToolReadFile:    {"Read a pack's file", mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
+	chat.ToolEnableTools: {"Enable a pack's tools", mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
+	chat.ToolExec:        {"Run a command natively (best effort)", mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// declared is what a tools.json entry may declare for MCP clients beyond
+// what packs itself reads: a title, an output schema, and that the tool is
+// idempotent. (packs validate warns about these keys as unknown until the
+// tools.json parser learns them.)
+type declared struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	OutputSchema json.RawMessage `json:"output_schema"`
+	Idempotent   bool            `json:"idempotent"`
+}
+
+// packMeta is what the tools of one pack are listed with.
+type packMeta struct {
+	tools map[string]declared
+	ann   mcp.ToolAnnotations // from the pack's grant
+}
+
+// metaFor reads the pack's declarations and derives annotations from the
+// grant its calls would run with in sess: read-only without filesystem
+// write, terminal exec or network; destructive with filesystem write or
+// terminal exec; open-world with network. When the grant cannot be
+// resolved the annotations are derived from what the pack requests, which
+// holds at least as much.
+func (s *Server) metaFor(ctx context.Context, sess *chat.Session, p *packs.Pack) packMeta {
+	m := packMeta{tools: map[string]declared{}}
+	if b, err := os.ReadFile(filepath.Join(p.Dir, "tools.json")); err == nil {
+		var list []declared
+		if json.Unmarshal(b, &list) == nil {
+			for _, d := range list {
+				m.tools[d.Name] = d
+			}
+		}
+	}
+	has := func(n capability.Name) bool { return p.Request().Has(n) }
+	if g, err := s.grantFor(ctx, sess, p); err == nil {
+		has = g.Has
+	}
+	m.ann = annotationsFor(has)
+	return m
+}
+
+// annotationsFor derives a pack tool's hints from what its grant holds.
+func annotationsFor(has func(capability.Name) bool) mcp.ToolAnnotations {
+	writes := has(capability.FilesystemWrite) || has(capability.TerminalExec)
+	return mcp.ToolAnnotations{
+		ReadOnlyHint:    !writes && !has(capability.Network),
+		DestructiveHint: ptr(writes),
+		OpenWorldHint:   ptr(has(capability.Network)),
+	}
+}
+
+// grantFor resolves the grant the pack's calls in sess would hold now.
+func (s *Server) grantFor(ctx context.Context, sess *chat.Session, p *packs.Pack) (capability.Grant, error) {
+	g := app.Grants{DB: s.cfg.Chat.Store}
+	if hc, ok := s.cfg.Chat.Catalog.(chat.HomeCatalog); ok {
+		g.Home = hc.Home
+	}
+	ref := capability.PackRef{Name: p.Name}
+	user, err := g.PeekGrants(ctx, ref, sess.ID())
+	if err != nil {
+		return capability.Grant{}, err
+	}
+	return capability.Resolve(ref, p.Request(), user, s.cfg.Chat.Pipeline.Policy(), s.cfg.Chat.Pipeline.Env(sess.Workspace()))
+}
+
+// decorate gives tool (named chatName in the chat) its title, annotations
+// and output schema. metas caches each pack's packMeta for one sync.
+func (c *conn) decorate(tool *mcp.Tool, chatName string, metas map[string]packMeta) {
+	if b, ok := baseMeta[chatName]; ok {
+		ann := b.ann
+		tool.Title, tool.Annotations = b.title, &ann
+		return
+	}
+	pack, name, ok := strings.Cut(chatName, "__")
+	if !ok {
+		return
+	}
+	m, ok := metas[pack]
+	if !ok {
+		p, found := c.chat.Pack(pack)
+		if !found {
+			return
+		}
+		m = c.s.metaFor(context.Background(), c.chat, p)
+		metas[pack] = m
+	}
+	ann := m.ann
+	d := m.tools[name]
+	ann.IdempotentHint = d.Idempotent
+	ann.Title = d.Title
+	tool.Title, tool.Annotations = d.Title, &ann
+	if len(d.OutputSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(d.OutputSchema, &schema); err == nil && schema["type"] == "object" {
+			tool.OutputSchema = schema
+		} else {
+			c.s.log.Warn("mcpserver: output_schema not offered: MCP needs an object schema", "tool", chatName)
+		}
+	}
+}
+
+// structured is the structured content of a result of a tool with an
+// output schema: the tool's result object, or nil.
+func structured(content string) any {
+	var v struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal([]byte(content), &v) != nil || len(v.Result) == 0 || v.Result[0] != '{' {
+		return nil
+	}
+	return v.Result
+}
