@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -19,7 +20,7 @@ type DB struct {
 // Open opens (creating if needed) the database at path and migrates it to the
 // newest schema version.
 func Open(ctx context.Context, path string) (*DB, error) {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	dsn := "file:" + uriPath(path) + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -30,6 +31,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("store: migrate %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// uriPath escapes path for a "file:" URI: SQLite ends the file name at "?"
+// or "#" and decodes "%XX", so a directory named "a#1" would otherwise open
+// a file named "a", without the DSN's pragmas.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // SQL returns the underlying handle for the packages in internal/ that keep
