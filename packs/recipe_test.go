@@ -426,3 +426,72 @@ func FuzzSplitCommand(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRecipeTests(t *testing.T) {
+	dir, fs := recipePack(t, recipeManifest, goodRecipe)
+	if len(fs) != 0 {
+		t.Fatal(fs)
+	}
+	p, err := Load(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `test_cases:
+  - name: ok
+    recipe: feature
+    parameters: {branch: b}
+    env: {HOME: /h}
+    mock_commands:
+      - command: "git *"
+        exit_code: 1
+        stdout: out
+        stderr: err
+    expected_result: precondition_failed
+    expected_message: m
+`
+	cases, fs := ParseRecipeTests([]byte(good), "t.yaml", p)
+	if len(fs) != 0 || len(cases) != 1 {
+		t.Fatalf("cases %v, findings %v", cases, fs)
+	}
+	want := RecipeTestCase{Name: "ok", Recipe: "feature", Parameters: map[string]string{"branch": "b"}, Env: map[string]string{"HOME": "/h"},
+		Mocks: []RecipeMock{{Command: "git *", ExitCode: 1, Stdout: "out", Stderr: "err"}}, Expected: "precondition_failed", ExpectedMessage: "m", Line: 2}
+	if got := cases[0]; got.String() != want.String() || got.Line != want.Line || got.Expected != want.Expected || got.Mocks[0] != want.Mocks[0] || got.Env["HOME"] != "/h" || got.Parameters["branch"] != "b" {
+		t.Errorf("case = %+v, want %+v", got, want)
+	}
+	if !cases[0].Mocks[0].Matches([]string{"git", "checkout", "-b", "x"}) || cases[0].Mocks[0].Matches([]string{"gitx"}) {
+		t.Error("mock matching")
+	}
+	bad := []struct{ name, doc, want string }{
+		{"unknown key", "test_cases:\n  - name: a\n    recipe: feature\n    expected_result: success\n    mocks: []\n", "t.yaml:5 recipe-unknown-key"},
+		{"unknown recipe", "test_cases:\n  - name: a\n    recipe: nope\n    expected_result: success\n", "t.yaml:3 recipe-tool"},
+		{"unknown parameter", "test_cases:\n  - name: a\n    recipe: feature\n    parameters: {zz: 1}\n    expected_result: success\n", "t.yaml:4 recipe-param"},
+		{"bad result", "test_cases:\n  - name: a\n    recipe: feature\n    expected_result: fine\n", "t.yaml:4 recipe-expect"},
+		{"no result", "test_cases:\n  - name: a\n    recipe: feature\n", "t.yaml:2 recipe-field-missing"},
+		{"mock without command", "test_cases:\n  - name: a\n    recipe: feature\n    expected_result: success\n    mock_commands:\n      - exit_code: 1\n", "t.yaml:6 recipe-field-missing"},
+		{"syntax", "test_cases: [\n", "t.yaml:2 recipe-syntax"},
+	}
+	for _, c := range bad {
+		cases, fs := ParseRecipeTests([]byte(c.doc), "t.yaml", p)
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.File+":"+strconv.Itoa(f.Line)+" "+f.Rule)
+		}
+		if cases != nil || !slices.Equal(got, []string{c.want}) {
+			t.Errorf("%s: findings %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// FuzzRecipeTests: no test file makes the parser panic, and its findings
+// are well formed.
+func FuzzRecipeTests(f *testing.F) {
+	f.Add([]byte("test_cases:\n  - name: a\n    recipe: r\n    mock_commands:\n      - command: \"git *\"\n    expected_result: success\n"))
+	f.Add([]byte("test_cases: [\n"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		cases, fs := ParseRecipeTests(doc, "t.yaml", nil)
+		checkFindings(t, doc, fs)
+		if cases != nil && hasErrors(fs) {
+			t.Fatal("cases with errors")
+		}
+	})
+}

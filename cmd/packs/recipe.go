@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -28,7 +32,7 @@ whose every step is a call through the approval gate, run under the pack's
 grant and recorded in the audit log under one run id. PACK is an installed
 pack's name or a pack folder.`,
 	}
-	cmd.AddCommand(c.recipeListCommand(), c.recipeShowCommand(), c.recipeRunCommand())
+	cmd.AddCommand(c.recipeListCommand(), c.recipeShowCommand(), c.recipeRunCommand(), c.recipeTestCommand())
 	return cmd
 }
 
@@ -434,4 +438,144 @@ func quoteArgv(argv []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+func (c *cli) recipeTestCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "test PACK [--json]",
+		Short: "Run a pack's recipe tests against mocked commands",
+		Long: `test runs the cases of PACK's tests/recipe_test.yaml (spec 001): each runs a
+recipe with its parameters, every call through the gate and the grant's
+check as in a real run, but every native command is answered by the case's
+mock_commands ("*" in a mock matches any run of characters) and none is
+started; a command no mock answers fails with exit status 127. The pack is
+granted what it requests, calls are approved, and nothing is written to the
+audit log. A case passes when the run's result is its expected_result
+(success, partial, failure, precondition_failed) and its error contains
+expected_message.
+
+Exit status: 0 when every case passes, 1 when one fails or the file has
+errors, 2 on usage errors.`,
+		Args: nargs(1, 1, "PACK"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.testRecipes(cmd.Context(), args[0], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per case")
+	return cmd
+}
+
+// recipeTestResult is one case in packs recipe test --json.
+type recipeTestResult struct {
+	Name   string        `json:"name"`
+	Recipe string        `json:"recipe"`
+	Pass   bool          `json:"pass"`
+	Error  string        `json:"error,omitempty"`
+	Result recipe.Result `json:"result"`
+}
+
+func (c *cli) testRecipes(ctx context.Context, packArg string, asJSON bool) error {
+	p, ref, err := c.recipePack(ctx, packArg)
+	if err != nil {
+		return err
+	}
+	path, err := packs.SafeJoin(p.Dir, packs.RecipeTestFile)
+	if err != nil {
+		return fmt.Errorf("recipe test: %w", err)
+	}
+	doc, err := readCapped(path, 256<<10)
+	if err != nil {
+		return fmt.Errorf("recipe test: %w", err)
+	}
+	cases, fs := packs.ParseRecipeTests(doc, filepath.Join(packArg, packs.RecipeTestFile), p)
+	for _, f := range fs {
+		fmt.Fprintln(c.stderr, f)
+	}
+	if cases == nil && len(fs) > 0 {
+		return exitWith(exitFailure, fmt.Errorf("recipe test: %s has errors", packs.RecipeTestFile))
+	}
+	tmp, err := os.MkdirTemp("", "packs-recipe-test-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: filepath.Join(tmp, "cache"), PoolSize: -1})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	pl, err := runtime.NewPipeline(rt, runtime.PipelineConfig{Grants: recipe.TestGrants{Request: p.Request()}, Audit: &capability.MemoryRecorder{}, Home: tmp})
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for i, tc := range cases {
+		ws := filepath.Join(tmp, "ws"+strconv.Itoa(i))
+		if err := os.Mkdir(ws, 0o700); err != nil {
+			return err
+		}
+		rc, _ := p.Recipe(tc.Recipe)
+		out := recipeTestResult{Name: tc.Name, Recipe: tc.Recipe}
+		args, err := rc.Bind(tc.Parameters)
+		if err == nil {
+			env := []string{}
+			for k, v := range tc.Env {
+				env = append(env, k+"="+v)
+			}
+			r := &recipe.Runner{Pipeline: pl, Pack: p, Ref: ref, Workspace: ws, Client: "recipe test",
+				Approvers: []capability.Approver{recipeTestApprover{}}, Environ: env, Mocks: append([]packs.RecipeMock{}, tc.Mocks...)}
+			if out.Result, err = r.Run(ctx, rc, args); err != nil {
+				return fmt.Errorf("recipe test: %w", err)
+			}
+			err = recipe.CheckTest(out.Result, tc)
+		}
+		out.Pass = err == nil
+		if err != nil {
+			out.Error = err.Error()
+			failed++
+		}
+		if asJSON {
+			b, err := json.Marshal(out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%s\n", b)
+		} else if out.Pass {
+			fmt.Fprintf(c.stdout, "ok    %s\n", tc)
+		} else {
+			fmt.Fprintf(c.stdout, "FAIL  %s: %s\n", tc, out.Error)
+		}
+	}
+	if failed > 0 {
+		return exitWith(exitFailure, fmt.Errorf("recipe test: %d of %d cases failed", failed, len(cases)))
+	}
+	if !asJSON {
+		fmt.Fprintf(c.stderr, "%d cases passed\n", len(cases))
+	}
+	return nil
+}
+
+// readCapped reads a file of at most limit bytes.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s is larger than %d KiB", path, limit>>10)
+	}
+	return b, err
+}
+
+// recipeTestApprover approves every call of a recipe test: the test is
+// about the recipe, and no real command runs.
+type recipeTestApprover struct{}
+
+func (recipeTestApprover) Name() string { return "recipe test" }
+
+func (recipeTestApprover) Approve(ctx context.Context, _ capability.Pending) (capability.Verdict, error) {
+	return capability.RunOnce, ctx.Err()
 }

@@ -104,3 +104,29 @@ func TestRecipeCLI(t *testing.T) {
 	run(exitUsage, "--yes", "--param", "nope=1", "--param", "branch=b", "--param", "patch=good.patch", "--param", "message=m")
 	withHome(t, home, "recipe", "show", "git-flow", "nope").mustCode(t, exitUsage)
 }
+
+// TestRecipeTestCommand runs the example pack's recipe tests, and a case
+// that fails.
+func TestRecipeTestCommand(t *testing.T) {
+	home := t.TempDir()
+	pack := filepath.Join("..", "..", "wasm-examples", "git-flow")
+	r := withHome(t, home, "recipe", "test", pack).mustCode(t, exitOK)
+	if strings.Count(r.stdout, "ok    ") != 4 {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	dir := filepath.Join(t.TempDir(), "git-flow")
+	if err := os.CopyFS(dir, os.DirFS(pack)); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"tests/recipe_test.yaml": "test_cases:\n  - name: wrong\n    recipe: feature-branch\n    parameters: {branch: b, patch: p, message: m}\n    expected_result: success\n"})
+	r = withHome(t, home, "recipe", "test", dir, "--json").mustCode(t, exitFailure)
+	var got recipeTestResult
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &got); err != nil || got.Pass || !strings.Contains(got.Error, "precondition_failed, expected success") {
+		t.Errorf("a failing case: %+v, %v\n%s", got, err, r.stdout)
+	}
+	writeFiles(t, dir, map[string]string{"tests/recipe_test.yaml": "test_cases:\n  - name: wrong\n    recipe: nope\n    expected_result: success\n"})
+	r = withHome(t, home, "recipe", "test", dir).mustCode(t, exitFailure)
+	if !strings.Contains(r.stderr, "recipe_test.yaml:3: error: recipe-tool") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}

@@ -126,6 +126,11 @@ type Runner struct {
 	Environ []string
 	// OnCall, when set, is told about each call as it ends.
 	OnCall func(Call)
+	// Mocks, when not nil, answer every native command instead of running
+	// it (recipe tests): a command no mock matches fails with exit status
+	// 127, and command_exists finds every granted program. The calls still
+	// go through the gate and the grant's Check.
+	Mocks []packs.RecipeMock
 }
 
 // errStepTimeout is the cause of a tool step's own timeout.
@@ -327,7 +332,13 @@ func (s *runState) commandRequest(req *runtime.Request, ph Phase, id string, arg
 		if timeout > 0 && (lim <= 0 || timeout < lim) {
 			lim = timeout
 		}
-		res, err := hostfns.Exec(ctx, g.HostCall(s.r.Pack, b.Name, s.r.Workspace), argv, hostfns.ExecOptions{Timeout: lim})
+		var res hostfns.ExecResult
+		var err error
+		if s.r.Mocks != nil {
+			res = mockExec(s.r.Mocks, argv)
+		} else {
+			res, err = hostfns.Exec(ctx, g.HostCall(s.r.Pack, b.Name, s.r.Workspace), argv, hostfns.ExecOptions{Timeout: lim})
+		}
 		out, merr := json.Marshal(execOutput{ExitCode: res.ExitCode, Stdout: utf8(res.Stdout), Stderr: utf8(res.Stderr), Truncated: res.Truncated})
 		if err == nil {
 			err = merr
@@ -405,7 +416,7 @@ func (s *runState) precondition(ctx context.Context, i int, pc packs.Preconditio
 			Run: func(context.Context, runtime.Granted) (json.RawMessage, int, error) {
 				var missing []string
 				for _, n := range names {
-					if !onSafePath(n) {
+					if s.r.Mocks == nil && !onSafePath(n) {
 						missing = append(missing, n)
 					}
 				}
@@ -484,4 +495,59 @@ func onSafePath(name string) bool {
 		}
 	}
 	return false
+}
+
+// mockExec answers argv from the first mock that matches it.
+func mockExec(mocks []packs.RecipeMock, argv []string) hostfns.ExecResult {
+	for _, m := range mocks {
+		if m.Matches(argv) {
+			return hostfns.ExecResult{ExitCode: m.ExitCode, Stdout: []byte(m.Stdout), Stderr: []byte(m.Stderr)}
+		}
+	}
+	return hostfns.ExecResult{ExitCode: 127, Stderr: []byte("recipe test: no mock_commands entry matches " + strings.Join(argv, " ") + ": recipe tests never run real commands")}
+}
+
+// ErrTestMismatch is wrapped by CheckTest's error.
+var ErrTestMismatch = errors.New("recipe: the run does not have the expected result")
+
+// CheckTest compares a run with a test case's expectation.
+func CheckTest(res Result, tc packs.RecipeTestCase) error {
+	got := string(res.Status)
+	if res.Status == StatusFailure && res.FailedPhase == PhasePrecondition {
+		got = "precondition_failed"
+	}
+	if got != tc.Expected {
+		why := ""
+		if res.Error != "" {
+			why = " (" + string(res.FailedPhase) + " " + res.FailedStep + ": " + res.Error + ")"
+		}
+		return fmt.Errorf("%w: %s, expected %s%s", ErrTestMismatch, got, tc.Expected, why)
+	}
+	if tc.ExpectedMessage != "" && !strings.Contains(res.Error, tc.ExpectedMessage) {
+		return fmt.Errorf("%w: the error %q does not contain %q", ErrTestMismatch, res.Error, tc.ExpectedMessage)
+	}
+	return nil
+}
+
+// TestGrants grants a pack everything it requests, for recipe tests: what
+// a test shows is the recipe's logic, and the grant's Check still refuses
+// what the manifest does not ask for.
+type TestGrants struct{ Request capability.Request }
+
+func (g TestGrants) grants() []capability.UserGrant {
+	var out []capability.UserGrant
+	for _, n := range g.Request.Names() {
+		out = append(out, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
+	}
+	return out
+}
+
+// PeekGrants implements capability.GrantSource.
+func (g TestGrants) PeekGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g.grants(), nil
+}
+
+// TakeGrants implements capability.GrantSource.
+func (g TestGrants) TakeGrants(context.Context, capability.PackRef, string) ([]capability.UserGrant, error) {
+	return g.grants(), nil
 }

@@ -733,3 +733,50 @@ verification:
 		t.Fatalf("result %+v", res)
 	}
 }
+
+// TestMocksNeverRunCommands: with Mocks set, a command is answered by the
+// first mock that matches it, a command no mock matches fails with 127,
+// and no process starts; the calls still pass the gate and the grant.
+func TestMocksNeverRunCommands(t *testing.T) {
+	recipe := `id: r
+name: R
+preconditions:
+  - check: command_exists
+    args: [touch]
+steps:
+  - id: a
+    command: touch mocked
+    expect:
+      output_contains: made
+  - id: b
+    command: touch unmocked
+`
+	f := setup(t, writePack(t, "mock", []string{"touch"}, map[string]string{"r": recipe}), execGrant, "")
+	yes := &person{name: "p", verdict: capability.RunOnce}
+	r := f.runner(yes)
+	r.Mocks = []packs.RecipeMock{{Command: "touch m*", Stdout: "made"}, {Command: "touch mocked", ExitCode: 9}}
+	res := f.run(t, r, "r", nil)
+	if res.Status != StatusPartial || res.FailedStep != "b" || res.Calls[2].ExitCode != 127 || !strings.Contains(res.Error, "exit status 127") {
+		t.Fatalf("result %+v", res)
+	}
+	for _, name := range []string{"mocked", "unmocked"} {
+		if _, err := os.Stat(filepath.Join(f.ws, name)); !os.IsNotExist(err) {
+			t.Errorf("%s exists: a real command ran (%v)", name, err)
+		}
+	}
+	if yes.count() != 3 {
+		t.Errorf("asked %d times, want 3: mocked calls still pass the gate", yes.count())
+	}
+	tc := packs.RecipeTestCase{Expected: "partial", ExpectedMessage: "127"}
+	if err := CheckTest(res, tc); err != nil {
+		t.Error(err)
+	}
+	tc.Expected = "success"
+	if err := CheckTest(res, tc); !errors.Is(err, ErrTestMismatch) {
+		t.Errorf("CheckTest = %v", err)
+	}
+	tc = packs.RecipeTestCase{Expected: "partial", ExpectedMessage: "nope"}
+	if err := CheckTest(res, tc); !errors.Is(err, ErrTestMismatch) {
+		t.Errorf("CheckTest = %v", err)
+	}
+}
