@@ -47,9 +47,18 @@ type QueuedCall struct {
 // Waiting reports whether q can still be decided at now.
 func (q QueuedCall) Waiting(now time.Time) bool { return q.Verdict == "" && now.Before(q.Expires) }
 
-// Enqueue records a call waiting for a person. Its arguments must already
-// be redacted.
+// queueKeep is how long a queued call stays in the table after it stopped
+// waiting. The audit log keeps the record of every call; the queue only
+// needs its recent rows, to tell a late decider what became of a call.
+const queueKeep = 24 * time.Hour
+
+// Enqueue records a call waiting for a person, and drops the calls that
+// stopped waiting more than a day ago. Its arguments must already be
+// redacted.
 func (db *DB) Enqueue(ctx context.Context, q QueuedCall) error {
+	if _, err := db.sql.ExecContext(ctx, `DELETE FROM approval_queue WHERE expires_at < ?`, q.Created.Add(-queueKeep).UTC().Format(TimeFormat)); err != nil {
+		return fmt.Errorf("store: queue %s: pruning: %w", q.ID, err)
+	}
 	caps, err := json.Marshal(nonNil(q.Capabilities))
 	if err != nil {
 		return fmt.Errorf("store: queue %s: %w", q.ID, err)

@@ -37,3 +37,28 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+func TestEnqueuePrunesOldCalls(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "packs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Now()
+	for _, q := range []QueuedCall{
+		{ID: "inv_old", Created: now.Add(-50 * time.Hour), Expires: now.Add(-48 * time.Hour)},
+		{ID: "inv_recent", Created: now.Add(-2 * time.Hour), Expires: now.Add(-time.Hour)},
+		{ID: "inv_new", Created: now, Expires: now.Add(time.Minute)},
+	} {
+		q.Tool, q.Class = "t", "t"
+		if err := db.Enqueue(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, want := range map[string]bool{"inv_old": false, "inv_recent": true, "inv_new": true} {
+		_, err := db.Queued(context.Background(), id)
+		if got := err == nil; got != want {
+			t.Errorf("%s kept = %v (%v), want %v", id, got, err, want)
+		}
+	}
+}
