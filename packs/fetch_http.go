@@ -99,6 +99,11 @@ func fetchURL(ctx context.Context, src Source, tmp string, lim ArchiveLimits, fo
 	if signer, err = checkArchiveSignature(file, sig, fo.Trust); err != nil {
 		return fail(err)
 	}
+	if sig != nil { // beside the archive, where keepOrigin looks
+		if err := os.WriteFile(file+SignatureExt, sig, 0o600); err != nil {
+			return fail(err)
+		}
+	}
 	return file, got, signer, nil
 }
 

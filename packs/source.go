@@ -218,6 +218,9 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 	s.Source = source
 	s.Resolved = resolved
 	s.Signer = signer
+	if src.Kind == SourceURL {
+		h.keepArchive(s, local)
+	}
 	s.Findings = renameFindings(s.Findings, local, source)
 	return s, nil
 }
@@ -257,5 +260,16 @@ func (h *Home) stageLocal(ctx context.Context, source string, opt StageOptions, 
 		return nil, err
 	}
 	s.Signer = signer
+	h.keepArchive(s, source)
 	return s, nil
+}
+
+// keepArchive keeps the archive a pack is staged from (and its signature)
+// for packs bundle export. It is best effort: without it, export packs the
+// installed folder again, which loses only a signature over bytes that
+// PackArchive does not reproduce.
+func (h *Home) keepArchive(s *Staged, archive string) {
+	if sig, err := readLocalSignature(archive); err == nil {
+		h.keepOrigin(s.Integrity, archive, sig) //nolint:errcheck // best effort, as said
+	}
 }

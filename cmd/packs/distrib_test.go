@@ -191,3 +191,74 @@ func TestUpdateAsksAgainWhenWidened(t *testing.T) {
 	lockHas(`version = "3.0.0"`)
 	lockHas(`network = { granted = true, resources = ["api.weather.example", "more.example"] }`)
 }
+
+func TestBundleMovesBetweenHomes(t *testing.T) {
+	for _, tool := range []string{"git", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is not installed")
+		}
+	}
+	// Home a: weather from a signed archive, clock from a git repository.
+	key := filepath.Join(t.TempDir(), "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	archive := filepath.Join(t.TempDir(), "weather.tar.gz")
+	packsCLI(t, "pack", weatherPack(t, "1.0.0"), "--output", archive, "--sign", key).mustCode(t, 0)
+	root := t.TempDir()
+	work := filepath.Join(root, "clock")
+	clock := map[string]string{}
+	for k, v := range weatherFiles("0.5.0") {
+		clock[strings.ReplaceAll(k, "weather", "clock")] = strings.ReplaceAll(v, "weather", "clock")
+	}
+	writeFiles(t, work, clock)
+	gitCmd(t, root, "init", "-q", work)
+	gitCmd(t, work, "add", "-A")
+	gitCmd(t, work, "commit", "-q", "-m", "v1")
+	bare := filepath.Join(root, "clock.git")
+	gitCmd(t, root, "clone", "-q", "--bare", work, bare)
+
+	a := filepath.Join(t.TempDir(), "a")
+	withHome(t, a, "add", archive, "--signer", key+".pub", "--grant", "network").mustCode(t, 0)
+	withHome(t, a, "add", "git+file://"+filepath.ToSlash(bare), "--grant", "env_read").mustCode(t, 0)
+	bundle := filepath.Join(t.TempDir(), "packs.bundle")
+	r := withHome(t, a, "bundle", "export", bundle).mustCode(t, 0)
+	if !strings.Contains(r.stdout, "exported weather 1.0.0") || !strings.Contains(r.stdout, "signed") || !strings.Contains(r.stdout, "exported clock 0.5.0") {
+		t.Errorf("export:\n%s", r.stdout)
+	}
+	// No source is reachable any more.
+	os.RemoveAll(root)
+	os.Remove(archive)
+	os.Remove(archive + ".sig")
+
+	b := filepath.Join(t.TempDir(), "b")
+	line := withHome(t, b, "bundle", "import", bundle, "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if !strings.Contains(line, "not a trusted signer") {
+		t.Errorf("import without trusting the signer: %q", line)
+	}
+	if got := listJSON(t, b); len(got) != 0 {
+		t.Fatalf("a failed import installed %+v", got)
+	}
+	withHome(t, b, "bundle", "import", bundle, "--yes", "--signer", key+".pub", "--grants-from-bundle").mustCode(t, 0)
+	lockA, _ := os.ReadFile(filepath.Join(a, "packs.lock"))
+	lockB, _ := os.ReadFile(filepath.Join(b, "packs.lock"))
+	strip := func(lock []byte) string {
+		var keep []string
+		for _, l := range strings.Split(string(lock), "\n") {
+			if !strings.HasPrefix(l, "installed = ") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if strip(lockA) != strip(lockB) {
+		t.Errorf("the homes differ:\n%s\nvs\n%s", lockA, lockB)
+	}
+	if !strings.Contains(string(lockB), `signer = "ssh-ed25519 `) || !strings.Contains(string(lockB), `resolved = "git:`) {
+		t.Errorf("import lost the signer or the resolved commit:\n%s", lockB)
+	}
+	// The exported bundle re-exports from b and still verifies.
+	again := filepath.Join(t.TempDir(), "again.bundle")
+	withHome(t, b, "bundle", "export", again, "weather").mustCode(t, 0)
+	withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub").mustCode(t, 0)
+}
