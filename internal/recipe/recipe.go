@@ -291,6 +291,11 @@ func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Cal
 		argv, err := st.Command.Expand(s.args)
 		c.Argv = argv
 		s.commandRequest(&req, ph, st.ID, argv, st.Timeout, err)
+		if st.RiskLevel != "" {
+			// The approver sees the step's risk with the command.
+			req.Builtin.Touches = append(req.Builtin.Touches, "risk_level "+string(st.RiskLevel))
+			req.Arguments = s.arguments(ph, st.ID, map[string]any{"argv": argv, "risk_level": st.RiskLevel})
+		}
 	} else {
 		in, err := st.ToolInput(s.args)
 		req.Tool, req.Arguments, req.Invalid = st.Tool, in, err

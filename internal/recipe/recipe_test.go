@@ -41,6 +41,7 @@ type person struct {
 	deny    string
 	mu      sync.Mutex
 	asked   []string
+	touches map[string][]string // by invocation
 }
 
 func (p *person) Name() string { return p.name }
@@ -49,6 +50,10 @@ func (p *person) Approve(_ context.Context, pd capability.Pending) (capability.V
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, pd.Invocation)
+	if p.touches == nil {
+		p.touches = map[string][]string{}
+	}
+	p.touches[pd.Invocation] = pd.Touches
 	if p.deny != "" && strings.Contains(pd.Invocation, p.deny) {
 		return capability.Deny, nil
 	}
@@ -278,6 +283,9 @@ func TestGitFlowSuccess(t *testing.T) {
 	}
 	if yes.count() != len(want) {
 		t.Errorf("the person was asked %d times, want every call (%d)", yes.count(), len(want))
+	}
+	if !slices.Contains(yes.touches[res.Run+".step.apply-change"], "risk_level moderate") {
+		t.Errorf("the approver was not shown the step's risk: %q", yes.touches[res.Run+".step.apply-change"])
 	}
 }
 
