@@ -1,9 +1,10 @@
 // A client that cannot elicit (like Claude Desktop) calls a tool: the call
-// waits in the approval queue until a person decides it with `packs approve`
-// in another process, on the same state directory.
+// waits in the approval queue until a person decides it in another process
+// on the same state directory: `packs approve`, or the web app (`packs
+// serve`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -62,4 +63,49 @@ test("packs approve --deny refuses a waiting call", async (t) => {
   const res = await withTimeout(call, 20000, "the call after packs approve --deny");
   assert.ok(res.isError, "a denied call must not run");
   assert.equal(JSON.parse(text(res)).error.kind, "denied");
+});
+
+// startServe runs the web app (`packs serve`) on env's home and resolves
+// with its base URL and the headers its API needs.
+function startServe(t, env) {
+  const e = { ...env };
+  delete e.PACKS_TOKEN;
+  const child = spawn(packsBin, ["serve", "--addr", "127.0.0.1:0"], { env: e, stdio: ["ignore", "ignore", "pipe"] });
+  t.after(() => child.kill("SIGTERM"));
+  return new Promise((resolve, reject) => {
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`packs serve did not start: ${err}`)), 20000);
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = /web app at (http:\/\/[^/\s]+)\/\?token=(\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ base: m[1], headers: { Authorization: `Bearer ${decodeURIComponent(m[2])}` } });
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`packs serve exited with ${code}: ${err}`));
+    });
+  });
+}
+
+test("a call waits until the person approves it in the web app's queue", async (t) => {
+  const { env } = makeHome(t);
+  const web = await startServe(t, env);
+  const client = await plainClient(t, env, "60s");
+  const call = client.callTool({ name: "open_docs", arguments: { pack_id: pack } });
+  let items = [];
+  for (let i = 0; i < 200 && items.length === 0; i++) {
+    const res = await fetch(`${web.base}/v1/queue`, { headers: web.headers });
+    assert.equal(res.status, 200);
+    ({ items } = await res.json());
+    if (items.length === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(items.length, 1, "GET /v1/queue lists the waiting call");
+  assert.equal(items[0].class, "open_docs");
+  const decided = await fetch(`${web.base}/v1/queue/${items[0].id}/approve`, { method: "POST", headers: web.headers });
+  assert.equal(decided.status, 200);
+  const res = await withTimeout(call, 20000, "the call after the web app approved it");
+  assert.ok(!res.isError, `open_docs failed after approval: ${text(res)}`);
 });
