@@ -345,7 +345,12 @@ const (
 
 // loadRecipes reads recipes/*.yaml and recipes/*.yml, sorted by name.
 func loadRecipes(dir string, show func(string) string, m *Manifest, tools []*Tool, rep *reporter) []*Recipe {
-	entries, err := readDirSorted(filepath.Join(dir, recipeDir))
+	rd, err := SafeJoin(dir, recipeDir)
+	if err != nil {
+		rep.errorf(show(recipeDir), 0, "path-escape", "the recipes folder %v: make it a folder inside the pack", why(err))
+		return nil
+	}
+	entries, err := readDirSorted(rd)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			rep.errorf(show(recipeDir), 0, "read-error", "cannot list the recipes folder: %v", err)

@@ -2,6 +2,7 @@ package packs
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -494,4 +495,34 @@ func FuzzRecipeTests(f *testing.F) {
 			t.Fatal("cases with errors")
 		}
 	})
+}
+
+// TestRecipeSymlinkEscape: a recipe file or the recipes folder that leads
+// outside the pack through a symlink is a path-escape error, not read and
+// not silently skipped.
+func TestRecipeSymlinkEscape(t *testing.T) {
+	outside := t.TempDir()
+	writePackFiles(t, outside, map[string]string{"r.yaml": "id: a\nname: A\nsteps:\n  - id: s\n    command: git status\n"})
+	for _, c := range []struct{ name, link, target, want string }{
+		{"file", "recipes/r.yaml", filepath.Join(outside, "r.yaml"), "recipes/r.yaml:0 error path-escape"},
+		{"folder", "recipes", outside, "recipes:0 error path-escape"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "pack")
+			writePackFiles(t, dir, map[string]string{"SKILL.md": skillMD("pack"), "skill.toml": recipeManifest})
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, c.link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(c.target, filepath.Join(dir, c.link)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range spotsOf(dir, Validate(dir, LoadOptions{})) {
+				got = append(got, s.file+":"+strconv.Itoa(s.line)+" "+string(s.sev)+" "+s.rule)
+			}
+			if !slices.Equal(got, []string{c.want}) {
+				t.Errorf("findings %q, want %q", got, c.want)
+			}
+		})
+	}
 }
