@@ -422,19 +422,6 @@ type recipeContext struct {
 	manifest bool
 }
 
-// ParseRecipeFile parses one recipe document on its own (no pack around
-// it: every command counts as ungranted, every tool as unknown) and returns
-// it with every finding; the recipe is nil when any finding is an error.
-// It is the entry point of FuzzRecipe and of tools that check one file.
-func ParseRecipeFile(doc []byte, file string) (*Recipe, []Finding) {
-	rep := &reporter{}
-	r := parseRecipe(doc, file, recipeContext{def: ConfirmPrompt}, rep)
-	if hasErrors(rep.list) {
-		return nil, rep.list
-	}
-	return r, rep.list
-}
-
 // parseRecipe parses doc strictly. It returns nil when the document has an
 // error finding.
 func parseRecipe(doc []byte, file string, cx recipeContext, rep *reporter) (r *Recipe) {

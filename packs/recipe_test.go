@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/packs-run/packs/capability"
 )
 
 const recipeManifest = `[skill]
@@ -269,27 +271,7 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func TestRecipeBind(t *testing.T) {
-	r, fs := ParseRecipeFile([]byte(`id: b
-name: B
-parameters:
-  - name: s
-    required: true
-    validation: "^[a-z]+$"
-  - name: i
-    type: integer
-  - name: n
-    type: number
-  - name: f
-    type: boolean
-    default: "false"
-steps:
-  - id: x
-    command: git x {{s}} {{i}}
-`), "r.yaml")
-	if r != nil {
-		t.Fatalf("an ungranted command parsed: %v", fs)
-	}
-	r = &Recipe{ID: "b", Parameters: []RecipeParameter{
+	r := &Recipe{ID: "b", Parameters: []RecipeParameter{
 		{Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}, {Name: "n", Type: "number"}, {Name: "f", Type: "boolean"},
 	}}
 	cases := []struct {
@@ -397,11 +379,16 @@ func FuzzRecipe(f *testing.F) {
 	f.Add([]byte("id: a\nname: A\nsteps:\n  - id: s\n    command: git \"{{p}}\" 'x'\n"))
 	f.Add([]byte("id: [\n"))
 	f.Add([]byte("a: &x [*x]\n"))
+	cx := recipeContext{def: ConfirmPrompt, req: capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"git", "echo"}}}}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		r, fs := ParseRecipeFile(doc, "r.yaml")
-		checkFindings(t, doc, fs)
-		if r != nil && hasErrors(fs) {
-			t.Fatalf("a recipe with errors: %v", fs)
+		rep := &reporter{}
+		r := parseRecipe(doc, "r.yaml", cx, rep)
+		checkFindings(t, doc, rep.list)
+		if r != nil && hasErrors(rep.list) {
+			t.Fatalf("a recipe with errors: %v", rep.list)
+		}
+		if r == nil && !hasErrors(rep.list) {
+			t.Fatal("no recipe and no error")
 		}
 	})
 }
