@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -345,6 +346,9 @@ const (
 
 // loadRecipes reads recipes/*.yaml and recipes/*.yml, sorted by name.
 func loadRecipes(dir string, show func(string) string, m *Manifest, tools []*Tool, rep *reporter) []*Recipe {
+	if _, err := os.Lstat(filepath.Join(dir, recipeDir)); errors.Is(err, fs.ErrNotExist) {
+		return nil // most packs have no recipes: one syscall
+	}
 	rd, err := SafeJoin(dir, recipeDir)
 	if err != nil {
 		rep.errorf(show(recipeDir), 0, "path-escape", "the recipes folder %v: make it a folder inside the pack", why(err))
