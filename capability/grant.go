@@ -68,7 +68,7 @@ type grant struct {
 	mounts []Mount                  // the effective filesystem resources
 	limits Limits
 	scope  Scope
-	inject []SecretInjection // the bindings of held secrets
+	inject []SecretInjection // the request's secret bindings, held or not
 	digest string            // see Digest; set once, when the grant is built
 }
 

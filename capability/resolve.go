@@ -75,13 +75,7 @@ func Resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (
 			}
 		}
 	}
-	if g.held[nameIndex(SecretsAccess)] {
-		for _, in := range r.inject {
-			if g.holdsSecret(in.Name) {
-				g.inject = append(g.inject, in)
-			}
-		}
-	}
+	g.inject = r.inject
 	g.seal()
 	return Grant{g: g}, nil
 }

@@ -198,6 +198,22 @@ func (g Grant) Injections() []SecretInjection {
 	if g.g == nil {
 		return nil
 	}
+	var out []SecretInjection
+	for _, in := range g.g.inject {
+		if g.Has(SecretsAccess) && g.g.holdsSecret(in.Name) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// Bindings returns every binding the pack's request makes, held or not:
+// the network host function decides each use (Secret) and records a
+// binding it may not use as a denial.
+func (g Grant) Bindings() []SecretInjection {
+	if g.g == nil {
+		return nil
+	}
 	return slices.Clone(g.g.inject)
 }
 

@@ -154,3 +154,26 @@ func TestSecretInjectionMatches(t *testing.T) {
 		t.Errorf("Render = %q, want %q", got, want)
 	}
 }
+
+// TestSecretCheckGrant: a person may grant a reveal only where the pack
+// asked for one, and may always grant less (injection for a reveal).
+func TestSecretCheckGrant(t *testing.T) {
+	req := capability.Request{SecretsAccess: []string{"A", "reveal:B"}}
+	tests := []struct {
+		res []string
+		ok  bool
+	}{
+		{[]string{"A"}, true},
+		{[]string{"B"}, true},
+		{[]string{"reveal:B"}, true},
+		{[]string{"reveal:A"}, false},
+		{[]string{"C"}, false},
+		{[]string{"reveal:"}, false},
+	}
+	for _, tt := range tests {
+		err := capability.CheckGrant(req, capability.UserGrant{Capability: capability.SecretsAccess, Resources: tt.res})
+		if got := err == nil; got != tt.ok {
+			t.Errorf("CheckGrant(%v) = %v, want ok=%v", tt.res, err, tt.ok)
+		}
+	}
+}

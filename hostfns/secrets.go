@@ -140,7 +140,8 @@ func injectable(scheme, hostname string) bool {
 
 // inject adds the grant's bindings for the host of req to a copy of req:
 // each use is decided (capability.Grant.Secret) and recorded with the
-// secret's name and the host as its resource. The host of req was already
+// secret's name and the host as its resource; a binding of a secret not
+// granted is recorded as a denial and the request goes without it. The host of req was already
 // decided by name (decideURL, checkRedirect); the dial is decided when the
 // transport connects, before a byte of the request is sent. A redirect is
 // a new request and gets only its own host's bindings: none when the host
@@ -150,7 +151,7 @@ func inject(req *http.Request) (*http.Request, error) {
 	if !ok {
 		return nil, ErrNoCall
 	}
-	binds := c.Grant.Injections()
+	binds := c.Grant.Bindings()
 	if len(binds) == 0 {
 		return req, nil
 	}
@@ -184,10 +185,11 @@ func inject(req *http.Request) (*http.Request, error) {
 		if err := c.record(ex); err != nil {
 			return nil, err
 		}
+		if !d.Allowed() {
+			// Not granted: recorded, and the request goes without it.
+			continue
+		}
 		if !ex.Allowed {
-			if err := d.Err(); err != nil {
-				return nil, err
-			}
 			return nil, &capability.DeniedError{Capability: capability.SecretsAccess, Resource: resource, Layer: ex.Layer, Reason: ex.Reason, Cause: capability.ErrNotRequested}
 		}
 		v, ok := secretsFrom(req.Context()).get(b.Name)

@@ -119,8 +119,8 @@ func TestSecretPipelineInjection(t *testing.T) {
 		if o.Err != nil || !strings.Contains(string(o.Output), "unauthorized") {
 			t.Errorf("output = %s (%v), want the API's 401 body", o.Output, o.Err)
 		}
-		if ex := h.rec.find(o.Invocation, capability.SecretsAccess); len(ex) != 0 {
-			t.Errorf("secret exercises without a grant: %+v", ex)
+		if ex := h.rec.find(o.Invocation, capability.SecretsAccess); len(ex) != 1 || ex[0].Allowed || ex[0].Resource != "API_TOKEN@"+host {
+			t.Errorf("secret exercises without a grant = %+v, want one denial of API_TOKEN@%s", ex, host)
 		}
 	})
 	t.Run("not set", func(t *testing.T) {
