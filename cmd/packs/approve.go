@@ -52,15 +52,21 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 				return usageError("approve: --deny and --session decide one call: name its id (packs approve lists them)")
 			}
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			a, err := c.openExisting(ctx)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
+			var db *store.DB // nil without a state directory: nothing was ever queued
+			if a != nil {
+				defer a.Close()
+				db = a.DB
+			}
 			if len(args) == 0 {
-				calls, err := a.DB.WaitingCalls(ctx, time.Now())
-				if err != nil {
-					return err
+				var calls []store.QueuedCall
+				if db != nil {
+					if calls, err = db.WaitingCalls(ctx, time.Now()); err != nil {
+						return err
+					}
 				}
 				if asJSON {
 					if calls == nil {
@@ -83,9 +89,12 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 			case session:
 				verdict = store.VerdictAllowChat
 			}
-			q, err := a.DB.Queued(ctx, id)
+			q, err := store.QueuedCall{}, fmt.Errorf("%w: %s", store.ErrQueuedNotFound, id)
+			if db != nil {
+				q, err = db.Queued(ctx, id)
+			}
 			if err == nil {
-				err = a.DB.DecideQueued(ctx, id, verdict, approveBy, time.Now())
+				err = db.DecideQueued(ctx, id, verdict, approveBy, time.Now())
 			}
 			switch {
 			case errors.Is(err, store.ErrQueuedNotFound):

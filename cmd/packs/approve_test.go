@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +38,21 @@ func enqueue(t *testing.T, db *store.DB, id, client string, ttl time.Duration) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestApproveCreatesNoStateDirectory(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "fresh")
+	r := withHome(t, home, "approve").mustCode(t, exitOK)
+	if r.stdout != "" || !strings.Contains(r.stderr, "no calls are waiting") {
+		t.Errorf("approve on a fresh home: %+v", r)
+	}
+	if r := withHome(t, home, "approve", "--json").mustCode(t, exitOK); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("approve --json on a fresh home: %q, want []", r.stdout)
+	}
+	withHome(t, home, "approve", "inv_x").mustCode(t, exitFailure)
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("packs approve created the state directory: %v", err)
 	}
 }
 
