@@ -135,11 +135,12 @@ func FuzzReadBundle(f *testing.F) {
 	}
 	tw.Close()
 	f.Add(b.Bytes())
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
 		file := filepath.Join(dir, "b")
 		os.WriteFile(file, data, 0o600)
 		out := filepath.Join(dir, "out")
+		os.RemoveAll(out)
 		os.Mkdir(out, 0o700)
 		readBundle(file, out, ArchiveLimits{MaxBytes: 1 << 20})
 		ents, _ := os.ReadDir(out)

@@ -8,6 +8,8 @@
 #   wabt binaryen                                                wat2wasm for test guests, wasm-opt for Rust guests
 #   tmux                                                         the pseudo-terminal test of `packs chat`
 #   chromium                                                     the end-to-end test of the web app
+#   git openssh-client                                           the distribution tests: real git repositories (file://,
+#                                                                git http-backend) and ssh-keygen -Y sign/verify
 #
 # With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp).
 set -euo pipefail
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
-	APT_PACKAGES="$APT_PACKAGES tmux chromium"
+	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client"
 fi
 
 missing=""
