@@ -70,6 +70,7 @@ type Waiter struct {
 	id       string
 	by       string
 	timedOut bool
+	onQueued func(store.QueuedCall)
 }
 
 // NamePrefix starts the name of every approver of the queue.
@@ -82,6 +83,10 @@ func (w *Waiter) Name() string {
 	}
 	return NamePrefix
 }
+
+// OnQueued sets a function Approve calls once the call is in the queue,
+// after Options.OnQueued. Set it before Approve.
+func (w *Waiter) OnQueued(f func(store.QueuedCall)) { w.onQueued = f }
 
 // ID is the queued call's id (its invocation id), once Approve queued it.
 func (w *Waiter) ID() string { return w.id }
@@ -115,6 +120,9 @@ func (w *Waiter) Approve(ctx context.Context, p capability.Pending) (capability.
 	}
 	if w.q.opts.OnQueued != nil {
 		w.q.opts.OnQueued(qc)
+	}
+	if w.onQueued != nil {
+		w.onQueued(qc)
 	}
 	timer := time.NewTimer(w.q.opts.Timeout)
 	defer timer.Stop()

@@ -168,3 +168,37 @@ func TestQueueOffDeniesAtOnce(t *testing.T) {
 		t.Errorf("open_docs with the queue off = %q (error %v), want an immediate denial that names the policy", text, isErr)
 	}
 }
+
+// TestQueuedCallReportsProgress: a client that sent a progress token is
+// told at once that its call waits, and how the person approves it.
+func TestQueuedCallReportsProgress(t *testing.T) {
+	e := newEnv(t, "")
+	e.srv.cfg.ApprovalTimeout = 30 * time.Second
+	person := e.personDB(t)
+	progress := make(chan string, 8)
+	cs := e.connect(t, "patient", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		progress <- req.Params.Message
+	}})
+	done := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "open_docs", Arguments: map[string]any{"pack_id": "echo-pack"}}
+		p.SetProgressToken("tok-1")
+		_, err := cs.CallTool(context.Background(), p)
+		done <- err
+	}()
+	q := waitingCall(t, person)
+	select {
+	case msg := <-progress:
+		if !strings.Contains(msg, "packs approve "+q.ID) {
+			t.Errorf("progress message %q does not say how to approve %s", msg, q.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress notification while the call waits")
+	}
+	if err := person.DecideQueued(context.Background(), q.ID, store.VerdictRunOnce, "packs-approve", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

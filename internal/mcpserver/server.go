@@ -345,6 +345,11 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
+		if waiter != nil && req.Params.GetProgressToken() != nil {
+			stop := make(chan struct{})
+			defer close(stop)
+			waiter.OnQueued(func(q store.QueuedCall) { go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop) })
+		}
 		res, err := sess.Call(ctx, name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
@@ -400,6 +405,30 @@ func (s *Server) explainDenial(text, client, class string, absent *absentPerson,
 		return withDenyHint(text, client, class)
 	}
 	return text
+}
+
+// progressEvery is how often a queued call reports that it still waits.
+const progressEvery = 10 * time.Second
+
+// waitProgress tells a client that sent a progress token that its call
+// waits for approval, and how the person gives it, until stop: at once,
+// then every progressEvery (a client may keep a call alive on progress).
+func (s *Server) waitProgress(ctx context.Context, ss *mcp.ServerSession, token any, q store.QueuedCall, stop <-chan struct{}) {
+	msg := fmt.Sprintf("waiting for your approval of %s: run packs approve %s in a terminal, or use the web app (packs serve)", q.Class, q.ID)
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}); err != nil {
+			return
+		}
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // approvalTimeout is how long a queued call waits.
