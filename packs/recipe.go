@@ -1218,3 +1218,44 @@ func SplitCommand(s string) ([]string, error) {
 	}
 	return argv, nil
 }
+
+// BindJSON is Bind for arguments given as one JSON object (a model's
+// run_recipe call): a string value is the parameter's text as it is; a
+// number or boolean is its JSON text. Anything else is a *ParamError.
+func (r *Recipe) BindJSON(args json.RawMessage) (json.RawMessage, error) {
+	values := map[string]string{}
+	if len(bytes.TrimSpace(args)) > 0 {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(args, &raw); err != nil || bytes.TrimSpace(args)[0] != '{' {
+			return nil, &ParamError{Reason: "the parameters must be one JSON object"}
+		}
+		for k, v := range raw {
+			v = bytes.TrimSpace(v)
+			switch {
+			case len(v) > 0 && v[0] == '"':
+				var s string
+				if err := json.Unmarshal(v, &s); err != nil {
+					return nil, &ParamError{Param: k, Reason: err.Error()}
+				}
+				values[k] = s
+			case len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')), string(v) == "true", string(v) == "false":
+				values[k] = string(v)
+			default:
+				return nil, &ParamError{Param: k, Reason: "a parameter is a string, a number or a boolean"}
+			}
+		}
+	}
+	return r.Bind(values)
+}
+
+// Missing lists the required parameters without a default that values
+// does not set, in declaration order: what to ask for before a run.
+func (r *Recipe) Missing(values map[string]string) []string {
+	var out []string
+	for _, p := range r.Parameters {
+		if _, ok := values[p.Name]; !ok && p.Required && p.Default == nil {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}

@@ -513,3 +513,30 @@ func TestRecipeSymlinkEscape(t *testing.T) {
 		})
 	}
 }
+
+func TestRecipeBindJSON(t *testing.T) {
+	def := "d"
+	r := &Recipe{ID: "b", Parameters: []RecipeParameter{
+		{Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}, {Name: "f", Type: "boolean"}, {Name: "o", Type: "string", Required: true, Default: &def},
+	}}
+	cases := []struct {
+		in, want string
+		err      bool
+	}{
+		{`{"s": "x", "i": 3, "f": true}`, `{"f":true,"i":3,"o":"d","s":"x"}`, false},
+		{`{"s": "-1", "i": -2}`, `{"i":-2,"o":"d","s":"-1"}`, false},
+		{`{"s": ["x"]}`, "", true},
+		{`{"s": null}`, "", true},
+		{`["s"]`, "", true},
+		{`{"i": 1}`, "", true},
+	}
+	for _, c := range cases {
+		got, err := r.BindJSON([]byte(c.in))
+		if (err != nil) != c.err || string(got) != c.want {
+			t.Errorf("BindJSON(%s) = %s, %v; want %s, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+	if got := r.Missing(map[string]string{"i": "1"}); !slices.Equal(got, []string{"s"}) {
+		t.Errorf("Missing = %q", got)
+	}
+}

@@ -788,3 +788,25 @@ steps:
 		t.Errorf("CheckTest = %v", err)
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	p, err := packs.Load(filepath.Join("..", "..", "wasm-examples", "git-flow"), packs.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Describe(p)
+	for _, want := range []string{
+		"## Recipes of git-flow",
+		"### feature-branch: Feature branch with a checked patch",
+		"- `branch` (string, required, matching `^[a-z0-9][a-z0-9._/-]{0,99}$`): the branch to create",
+		"2. Create the branch: `git checkout --quiet -b {{branch}}` (confirmation prompt, risk low)",
+		"On failure it rolls back (3 steps).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, got)
+		}
+	}
+	if Describe(&packs.Pack{Name: "x"}) != "" {
+		t.Error("a pack without recipes")
+	}
+}
