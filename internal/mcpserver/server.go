@@ -348,7 +348,9 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		if waiter != nil && req.Params.GetProgressToken() != nil {
 			stop := make(chan struct{})
 			defer close(stop)
-			waiter.OnQueued(func(q store.QueuedCall) { go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop) })
+			waiter.OnQueued(func(q store.QueuedCall) {
+				go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop)
+			})
 		}
 		res, err := sess.Call(ctx, name, args, approver)
 		if err != nil {
