@@ -15,7 +15,6 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
-	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -132,7 +131,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	log, err := a.OpenAudit(ctx)
 	if err != nil {
 		return nil, err
 	}

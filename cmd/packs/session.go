@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/packs-run/packs/internal/app"
-	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/runtime"
 )
@@ -35,7 +34,7 @@ func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), err
 // application: the runtime, the audit log, and the policy the App loaded.
 // The returned func closes what it opened.
 func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
-	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	log, err := a.OpenAudit(ctx)
 	if err != nil {
 		return chat.Deps{}, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/secrets"
+	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -97,4 +98,13 @@ func (l *Listeners) All() []netip.AddrPort {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.addrs)
+}
+
+// OpenAudit opens the audit log of the state directory, its redaction
+// masking every value of the secret store besides the secret shapes it
+// knows: the one way the commands open it, so none forgets the store.
+func (a *App) OpenAudit(ctx context.Context) (*audit.Log, error) {
+	r := audit.DefaultRedactor()
+	r.Known = secrets.Open(a.Home.Dir()).Masker()
+	return audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger, Redactor: r})
 }
