@@ -17,15 +17,15 @@ import (
 // the person's POST decides it; the waiting process sees the verdict.
 func TestQueueDecidedFromTheWebApp(t *testing.T) {
 	for _, tt := range []struct {
-		path string
-		body any
-		want capability.Verdict
+		name, path string
+		body       any
+		want       capability.Verdict
 	}{
-		{"approve", nil, capability.RunOnce},
-		{"approve", map[string]bool{"always": true}, capability.AllowChat},
-		{"deny", nil, capability.Deny},
+		{"run once", "approve", nil, capability.RunOnce},
+		{"allow for the session", "approve", map[string]bool{"always": true}, capability.AllowChat},
+		{"deny", "deny", nil, capability.Deny},
 	} {
-		t.Run(tt.path, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{noModel: true})
 			other, err := store.Open(context.Background(), e.app.Home.DBPath())
 			if err != nil {
@@ -35,8 +35,11 @@ func TestQueueDecidedFromTheWebApp(t *testing.T) {
 			w := approve.New(other, approve.Options{Client: "mcp:plain", Timeout: 20 * time.Second, Poll: 10 * time.Millisecond}).Waiter()
 			got := make(chan capability.Verdict, 1)
 			go func() {
-				v, _ := w.Approve(context.Background(), capability.Pending{Invocation: "inv_web", Pack: "notes", Tool: "echo",
+				v, err := w.Approve(context.Background(), capability.Pending{Invocation: "inv_web", Pack: "notes", Tool: "echo",
 					Arguments: json.RawMessage(`{"text":"hi"}`), Touches: []string{"notes/SKILL.md"}})
+				if err != nil {
+					t.Errorf("Approve: %v", err)
+				}
 				got <- v
 			}()
 			var list struct {
