@@ -111,3 +111,21 @@ func TestCompiledRequestResolvesAlike(t *testing.T) {
 		t.Fatal("a bad pattern compiled")
 	}
 }
+
+// TestPacksItselfNeverRun: no grant lets a pack run packs itself, by name
+// or by path (it could approve its own waiting calls with packs approve).
+func TestPacksItselfNeverRun(t *testing.T) {
+	req := capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"packs", "/usr/local/bin/packs", "git"}}}
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, req, []capability.UserGrant{{Capability: capability.TerminalExec, Scope: capability.ScopePersistent}}, nil, capability.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prog := range []string{"packs", "/usr/local/bin/packs"} {
+		if d := g.Command(prog); d.Allowed() || !errors.Is(d.Err(), capability.ErrReserved) {
+			t.Errorf("Command(%s) = %v, want a denial wrapping ErrReserved", prog, d)
+		}
+	}
+	if d := g.Command("git"); !d.Allowed() {
+		t.Errorf("Command(git) = %v, want allowed", d)
+	}
+}

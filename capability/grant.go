@@ -254,12 +254,19 @@ func (g Grant) Env(name string) Decision {
 // visible to a pack: a token would let a tool reach packs' own API.
 const ReservedEnvPrefix = "PACKS_"
 
+// ReservedCommand is packs' own program: no grant lets a pack run it (packs
+// approve, packs grant, ... would be a tool deciding about itself).
+const ReservedCommand = "packs"
+
 // Command decides whether the pack may run program (argv[0]).
 func (g Grant) Command(program string) Decision {
+	base := filepath.Base(program)
+	if base == ReservedCommand {
+		return deny(TerminalExec, program, LayerPolicy, ErrReserved, "packs itself is never run by a pack: it could approve its own calls or change its grants")
+	}
 	if !g.Has(TerminalExec) {
 		return g.missing(TerminalExec, program)
 	}
-	base := filepath.Base(program)
 	for _, b := range g.g.c.blocked {
 		if b == program || b == base {
 			return deny(TerminalExec, program, LayerRequest, ErrNotRequested, "command is on the pack's blocked list")
