@@ -17,7 +17,6 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
-	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/recipe"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -201,7 +200,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	if err != nil {
 		return err
 	}
-	log, err := audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger})
+	log, err := a.OpenAudit(ctx)
 	if err != nil {
 		return err
 	}
