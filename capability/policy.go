@@ -236,7 +236,7 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 }
 
 // SourceKinds are the kinds of pack source [trust] require_signature names.
-var SourceKinds = []string{"local", "git", "https"}
+var SourceKinds = []string{"local", "git", "https", "oci"}
 
 func (p *Policy) parseTrust(t *trustSection, fail failFunc) error {
 	keys := func(list []string, key string) ([]string, error) {

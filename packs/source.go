@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"oras.land/oras-go/v2/registry"
 )
 
 // Errors from fetching a remote source. Check them with errors.Is.
@@ -37,6 +39,7 @@ const (
 	SourceLocal SourceKind = iota // a folder or a .tar.gz/.tgz file on disk
 	SourceGit                     // git+https://, git+http://, git+file://
 	SourceURL                     // https:// (or http://) to a .tar.gz
+	SourceOCI                     // oci://REGISTRY/REPO:TAG or @sha256:…
 )
 
 // Source is a parsed packs add SOURCE:
@@ -142,7 +145,19 @@ func ParseSource(s string) (Source, error) {
 	case "file":
 		return bad("for a file on disk give its path; for a git repository write git+file:///PATH")
 	case "oci":
-		return bad("OCI registries are not supported yet: download the pack and add the .tar.gz")
+		src.Kind = SourceOCI
+		if rest == "" || strings.ContainsAny(rest, "#?") || strings.Contains(rest, "://") {
+			return bad("write oci://REGISTRY/REPO:TAG or oci://REGISTRY/REPO@sha256:HEX")
+		}
+		if !strings.Contains(rest, "/") {
+			return bad("no repository after the registry: write oci://REGISTRY/REPO:TAG")
+		}
+		ref, err := registry.ParseReference(rest)
+		if err != nil || ref.Reference == "" {
+			return bad("write oci://REGISTRY/REPO:TAG or oci://REGISTRY/REPO@sha256:HEX (a tag or digest is required)")
+		}
+		src.URL = rest
+		return src, nil
 	}
 	return bad("unknown scheme %q: give a folder, a .tar.gz, git+https://HOST/REPO[#REF][:SUBDIR], git+file:///PATH or https://…/x.tar.gz#sha256=HEX", scheme)
 }
@@ -171,6 +186,8 @@ func (k SourceKind) String() string {
 		return "git"
 	case SourceURL:
 		return "https"
+	case SourceOCI:
+		return "oci"
 	}
 	return "local"
 }
@@ -203,6 +220,8 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 		local, resolved, err = fetchGit(ctx, src, tmp, opt.Limits)
 	case SourceURL:
 		local, resolved, signer, err = fetchURL(ctx, src, tmp, opt.Limits, fo)
+	case SourceOCI:
+		local, resolved, signer, err = fetchOCI(ctx, src, tmp, opt.Limits, fo)
 	}
 	if err != nil {
 		return nil, err
@@ -218,7 +237,7 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 	s.Source = source
 	s.Resolved = resolved
 	s.Signer = signer
-	if src.Kind == SourceURL {
+	if src.Kind == SourceURL || src.Kind == SourceOCI {
 		h.keepArchive(s, local)
 	}
 	s.Findings = renameFindings(s.Findings, local, source)

@@ -10,6 +10,7 @@
 #   chromium                                                     the end-to-end test of the web app
 #   git openssh-client                                           the distribution tests: real git repositories (file://,
 #                                                                git http-backend) and ssh-keygen -Y sign/verify
+#   docker-registry                                              the OCI tests: a real registry the test starts on loopback
 #
 # With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp).
 set -euo pipefail
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
-	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client"
+	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry"
 fi
 
 missing=""

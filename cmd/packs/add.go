@@ -32,6 +32,7 @@ func (c *cli) addCommand() *cobra.Command {
   PATH                                  a folder or a local .tar.gz/.tgz archive
   git+https://HOST/REPO[#REF][:SUBDIR]  a git repository (also git+file:///PATH)
   https://HOST/…/x.tar.gz#sha256=HEX    an archive, pinned by its digest
+  oci://REGISTRY/REPO:TAG               a pack artifact (also @sha256:HEX), see packs publish
 
 REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is

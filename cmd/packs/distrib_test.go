@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gitCmd runs git in dir with a fixed identity.
@@ -261,4 +264,56 @@ func TestBundleMovesBetweenHomes(t *testing.T) {
 	again := filepath.Join(t.TempDir(), "again.bundle")
 	withHome(t, b, "bundle", "export", again, "weather").mustCode(t, 0)
 	withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub").mustCode(t, 0)
+}
+
+func TestPublishAddOCI(t *testing.T) {
+	for _, tool := range []string{"docker-registry", "ssh-keygen"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is not installed")
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yml")
+	os.WriteFile(config, []byte("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: "+filepath.Join(dir, "data")+"\nhttp:\n  addr: "+addr+"\n"), 0o644)
+	reg := exec.Command("docker-registry", "serve", config)
+	if err := reg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Process.Kill(); reg.Wait() })
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/v2/"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the registry did not start")
+		}
+	}
+	key := filepath.Join(t.TempDir(), "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	archive := filepath.Join(t.TempDir(), "weather.tar.gz")
+	packsCLI(t, "pack", weatherPack(t, "1.0.0"), "--output", archive, "--sign", key).mustCode(t, 0)
+	ref := "oci://" + addr + "/packs/weather:1.0.0"
+	r := packsCLI(t, "publish", ref, archive).mustCode(t, 0)
+	digest := strings.TrimSpace(strings.Split(r.stdout, "\n")[1])
+	if !strings.HasPrefix(digest, "sha256:") || !strings.Contains(r.stdout, "(signed)") {
+		t.Fatalf("publish:\n%s", r.stdout)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	r = withHome(t, home, "add", "oci://"+addr+"/packs/weather@"+digest, "--yes", "--signer", key+".pub").mustCode(t, 0)
+	if !strings.Contains(r.stdout, "resolved: oci:"+digest) || !strings.Contains(r.stdout, "signed by: ssh-ed25519") {
+		t.Errorf("add:\n%s", r.stdout)
+	}
+	line := withHome(t, home, "add", "oci://"+addr+"/packs/weather:2.0.0", "--yes").mustCode(t, 1).oneLineError(t)
+	if !strings.Contains(line, "not found") {
+		t.Errorf("missing tag: %q", line)
+	}
 }

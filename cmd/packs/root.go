@@ -49,7 +49,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.manCommand(),
 		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
 		c.recipeCommand(),
-		c.packCommand(), c.signCommand(), c.updateCommand(), c.bundleCommand(),
+		c.packCommand(), c.signCommand(), c.publishCommand(), c.updateCommand(), c.bundleCommand(),
 	}
 }
 
