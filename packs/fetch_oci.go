@@ -47,8 +47,7 @@ func ociRepository(src Source, client *http.Client) (*remote.Repository, error) 
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	ip := net.ParseIP(host)
-	repo.PlainHTTP = host == "localhost" || ip != nil && ip.IsLoopback()
+	repo.PlainHTTP = loopbackHost(host)
 	if client != nil {
 		repo.Client = client
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -120,6 +121,9 @@ func ParseSource(s string) (Source, error) {
 		}
 		if transport != "file" && u.Host == "" {
 			return bad("no host: write %s://HOST/REPO", scheme)
+		}
+		if transport == "http" && !loopbackHost(u.Hostname()) {
+			return bad("git over plain HTTP is accepted only on loopback (anyone on the path could change the pack): use git+https")
 		}
 		src.URL = u.String()
 		return src, nil
@@ -291,4 +295,10 @@ func (h *Home) keepArchive(s *Staged, archive string) {
 	if sig, err := readLocalSignature(archive); err == nil {
 		h.keepOrigin(s.Integrity, archive, sig) //nolint:errcheck // best effort, as said
 	}
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

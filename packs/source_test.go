@@ -36,6 +36,8 @@ func TestParseSource(t *testing.T) {
 		{in: "https://h/x/w.tar.gz#sha256=" + hx, want: Source{Kind: SourceURL, URL: "https://h/x/w.tar.gz", Digest: "sha256:" + hx}},
 		{in: "https://h/x/w.tgz", want: Source{Kind: SourceURL, URL: "https://h/x/w.tgz"}},
 		{in: "ftp://h/x", err: ErrSourceInvalid},
+		{in: "git+http://example.com/o/r", err: ErrSourceInvalid},
+		{in: "git+http://127.0.0.1:8080/o/r", want: Source{Kind: SourceGit, URL: "http://127.0.0.1:8080/o/r"}},
 		{in: "oci://reg.example/x:1", want: Source{Kind: SourceOCI, URL: "reg.example/x:1"}},
 		{in: "oci://reg.example/x", err: ErrSourceInvalid},
 		{in: "oci://reg.example", err: ErrSourceInvalid},

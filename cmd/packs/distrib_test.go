@@ -317,3 +317,30 @@ func TestPublishAddOCI(t *testing.T) {
 		t.Errorf("missing tag: %q", line)
 	}
 }
+
+func TestUpdateKeepsSignedPacksSigned(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen is not installed")
+	}
+	key := filepath.Join(t.TempDir(), "alice")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	archive := filepath.Join(t.TempDir(), "weather.tar.gz")
+	packsCLI(t, "pack", weatherPack(t, "1.0.0"), "--output", archive, "--sign", key).mustCode(t, 0)
+	home := filepath.Join(t.TempDir(), "home")
+	withHome(t, home, "add", archive, "--yes", "--signer", key+".pub").mustCode(t, 0)
+
+	// The archive is replaced by an unsigned new version.
+	packsCLI(t, "pack", weatherPack(t, "2.0.0"), "--output", archive).mustCode(t, 0)
+	os.Remove(archive + ".sig")
+	line := withHome(t, home, "update", "weather", "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if !strings.Contains(line, "signature required") || !strings.Contains(line, "weather 1.0.0 stays installed") {
+		t.Errorf("unsigned update: %q", line)
+	}
+	// Signed by the same key, it updates without --signer.
+	packsCLI(t, "sign", archive, "--key", key).mustCode(t, 0)
+	if r := withHome(t, home, "update", "weather", "--yes").mustCode(t, 0); !strings.Contains(r.stdout, "updated weather 1.0.0 → 2.0.0") {
+		t.Errorf("signed update:\n%s", r.stdout)
+	}
+}

@@ -36,7 +36,9 @@ request; declining keeps the old version installed and running. Without a
 terminal such an update is refused unless --yes, which installs it with the
 carried grants only (the new requests stay ungranted; grant them with packs
 grant). A git source named by a branch follows the branch; a tag, a commit
-or a pinned URL gives the same content until the source changes.`,
+or a pinned URL gives the same content until the source changes. A pack
+installed signed must stay signed: an unsigned new version is refused, and
+the key that signed the installed version is trusted for the new one.`,
 		Args: nargs(0, 1, "at most one pack NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -89,7 +91,17 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 	if err != nil {
 		return err
 	}
+	if e.Signer != "" {
+		// A signed pack stays signed: an unsigned new version is refused,
+		// and the key the person trusted at install is trusted again
+		// (unless the policy now blocks it).
+		trust.Require = true
+		trust.Signers = append(trust.Signers, e.Signer)
+	}
 	st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
+	if errors.Is(err, packs.ErrSignatureRequired) || errors.Is(err, packs.ErrUntrustedSigner) || errors.Is(err, packs.ErrSignerBlocked) || errors.Is(err, packs.ErrSignature) {
+		return exitWith(exitDenied, fmt.Errorf("update %s: %s: %s %s stays installed", e.Name, strings.TrimPrefix(err.Error(), "packs: "), e.Name, orDash(e.Version)))
+	}
 	var le *packs.LoadError
 	if errors.As(err, &le) {
 		for _, f := range le.Findings {
