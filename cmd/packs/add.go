@@ -24,6 +24,7 @@ func (c *cli) addCommand() *cobra.Command {
 	var grantFlag string
 	var yes, asJSON, allowUnpinned bool
 	var signerFiles []string
+	var index string
 	cmd := &cobra.Command{
 		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json] [--allow-unpinned]",
 		Short: "Install a pack from a folder, a .tar.gz, a git repository or a URL",
@@ -33,6 +34,7 @@ func (c *cli) addCommand() *cobra.Command {
   git+https://HOST/REPO[#REF][:SUBDIR]  a git repository (also git+file:///PATH)
   https://HOST/…/x.tar.gz#sha256=HEX    an archive, pinned by its digest
   oci://REGISTRY/REPO:TAG               a pack artifact (also @sha256:HEX), see packs publish
+  NAME                                  a name in the pack index (--index or $PACKS_INDEX)
 
 REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is
@@ -81,11 +83,15 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer a.Close()
-			trust, err := addTrust(a.Policy, args[0], signerFiles)
+			source, err := c.resolveName(ctx, args[0], index)
 			if err != nil {
 				return err
 			}
-			st, err := a.Home.StageSource(ctx, args[0], packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
+			trust, err := addTrust(a.Policy, source, signerFiles)
+			if err != nil {
+				return err
+			}
+			st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
 			var le *packs.LoadError
 			if errors.As(err, &le) {
 				for _, f := range le.Findings {
@@ -183,7 +189,32 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
 	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "accept an https:// archive without #sha256= (its digest is still recorded)")
 	cmd.Flags().StringArrayVar(&signerFiles, "signer", nil, "trust signatures by this SSH public key file (repeatable)")
+	cmd.Flags().StringVar(&index, "index", "", "the pack index (a file or https URL) that resolves a NAME; default $PACKS_INDEX")
 	return cmd
+}
+
+// resolveName turns a bare pack NAME that is not a folder or file here into
+// the source the pack index lists for it; any other source is returned as
+// is. The index is --index, else $PACKS_INDEX.
+func (c *cli) resolveName(ctx context.Context, source, index string) (string, error) {
+	if !packs.IsPackName(source) {
+		return source, nil
+	}
+	if _, err := os.Lstat(source); !errors.Is(err, os.ErrNotExist) {
+		return source, nil
+	}
+	if index == "" {
+		index = c.getenv("PACKS_INDEX")
+	}
+	if index == "" {
+		return "", usageError("add: there is no folder or file %q here, and no pack index to look the name up in: give a path or URL, or name an index with --index or $PACKS_INDEX", source)
+	}
+	resolved, err := packs.ResolveIndex(ctx, index, source, nil)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(c.stderr, "%s: %s (from the index %s)\n", source, resolved, index)
+	return resolved, nil
 }
 
 // addTrust is the signature trust for installing source: the policy's

@@ -344,3 +344,39 @@ func TestUpdateKeepsSignedPacksSigned(t *testing.T) {
 		t.Errorf("signed update:\n%s", r.stdout)
 	}
 }
+
+func TestAddByName(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	writeFiles(t, work, weatherFiles("1.0.0"))
+	gitCmd(t, root, "init", "-q", work)
+	gitCmd(t, work, "add", "-A")
+	gitCmd(t, work, "commit", "-q", "-m", "v1")
+	bare := filepath.Join(root, "weather.git")
+	gitCmd(t, root, "clone", "-q", "--bare", work, bare)
+	index := filepath.Join(t.TempDir(), "index.toml")
+	source := "git+file://" + filepath.ToSlash(bare) + "#main"
+	os.WriteFile(index, []byte("version = 1\n[packs]\nweather = \""+source+"\"\n"), 0o644)
+
+	t.Chdir(t.TempDir()) // no folder named weather here
+	home := filepath.Join(t.TempDir(), "home")
+	r := withHome(t, home, "add", "weather", "--index", index, "--yes").mustCode(t, 0)
+	if !strings.Contains(r.stderr, "weather: "+source+" (from the index ") || !strings.Contains(r.stdout, "installed weather 1.0.0") {
+		t.Errorf("add by name:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if got := listJSON(t, home); len(got) != 1 || got[0].Source != source {
+		t.Errorf("installed %+v, want source %s", got, source)
+	}
+	line := withHome(t, home, "add", "clock", "--index", index, "--yes").mustCode(t, 1).oneLineError(t)
+	if !strings.Contains(line, `does not list "clock"`) {
+		t.Errorf("unlisted name: %q", line)
+	}
+	t.Setenv("PACKS_INDEX", "")
+	line = withHome(t, home, "add", "clock", "--yes").mustCode(t, exitUsage).oneLineError(t)
+	if !strings.Contains(line, "no pack index") || strings.Contains(line, "stat ") {
+		t.Errorf("no index: %q", line)
+	}
+}
