@@ -8,6 +8,7 @@ package capability
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -23,15 +24,19 @@ const (
 	SecretsAccess   Name = "secrets_access"
 )
 
-// All lists every capability in a stable order.
-var All = []Name{TerminalExec, FilesystemRead, FilesystemWrite, Network, EnvRead, SecretsAccess}
+// all lists every capability in a stable order.
+var all = [...]Name{TerminalExec, FilesystemRead, FilesystemWrite, Network, EnvRead, SecretsAccess}
 
-// numNames is len(All), for arrays indexed by nameIndex.
+// All lists every capability in a stable order. It returns a new slice:
+// nothing outside this package can change the list.
+func All() []Name { return slices.Clone(all[:]) }
+
+// numNames is len(all), for arrays indexed by nameIndex.
 const numNames = 6
 
 // nameIndex is n's position in All, or -1.
 func nameIndex(n Name) int {
-	for i, m := range All {
+	for i, m := range all {
 		if m == n {
 			return i
 		}
@@ -41,7 +46,7 @@ func nameIndex(n Name) int {
 
 // ParseName returns the Name for s, or an error naming the valid choices.
 func ParseName(s string) (Name, error) {
-	for _, n := range All {
+	for _, n := range all {
 		if string(n) == s {
 			return n, nil
 		}

@@ -142,7 +142,7 @@ func (g *grant) seal() {
 		h.Write([]byte{'\n'})
 	}
 	field("pack", g.pack, string(g.scope))
-	for i, n := range All {
+	for i, n := range all {
 		if g.held[i] && g.caps[i] != nil {
 			field(append([]string{"cap", string(n)}, raws(g.caps[i].effective)...)...)
 		}
@@ -176,7 +176,7 @@ func (g Grant) Has(n Name) bool {
 // Names lists the granted capabilities in the order of All.
 func (g Grant) Names() []Name {
 	var out []Name
-	for _, n := range All {
+	for _, n := range all {
 		if g.Has(n) {
 			out = append(out, n)
 		}

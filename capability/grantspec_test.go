@@ -202,7 +202,7 @@ func TestLockRoundTrip(t *testing.T) {
 
 func BenchmarkResolve(b *testing.B) {
 	pol := mustPolicy(b, fullPolicy)
-	user := all(capability.All...)
+	user := all(capability.All()...)
 	ref := capability.PackRef{Name: "p"}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -229,7 +229,7 @@ func BenchmarkDecide(b *testing.B) {
 
 // BenchmarkHostDecision is one capability check in a host function.
 func BenchmarkHostDecision(b *testing.B) {
-	g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All...), mustPolicy(b, fullPolicy), testEnv)
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All()...), mustPolicy(b, fullPolicy), testEnv)
 	if err != nil {
 		b.Fatal(err)
 	}

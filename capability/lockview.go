@@ -42,7 +42,7 @@ func ToLock(req Request, grants []UserGrant) map[Name]LockCapability {
 // of All.
 func FromLock(caps map[Name]LockCapability) []UserGrant {
 	var out []UserGrant
-	for _, n := range All {
+	for _, n := range all {
 		if lc, ok := caps[n]; ok && lc.Granted {
 			out = append(out, UserGrant{Capability: n, Resources: slices.Clone(lc.Resources), Scope: ScopePersistent})
 		}

@@ -235,8 +235,8 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	return p, nil
 }
 
-// SourceKinds are the kinds of pack source [trust] require_signature names.
-var SourceKinds = []string{"local", "git", "https", "oci"}
+// sourceKinds are the kinds of pack source [trust] require_signature names.
+var sourceKinds = []string{"local", "git", "https", "oci"}
 
 func (p *Policy) parseTrust(t *trustSection, fail failFunc) error {
 	keys := func(list []string, key string) ([]string, error) {
@@ -258,8 +258,8 @@ func (p *Policy) parseTrust(t *trustSection, fail failFunc) error {
 		return err
 	}
 	for i, s := range t.RequireSignature {
-		if s != "all" && !slices.Contains(SourceKinds, s) {
-			return fail(fmt.Sprintf("trust.require_signature[%d]", i), "%q is not a source kind: write all or some of %s", s, strings.Join(SourceKinds, ", "))
+		if s != "all" && !slices.Contains(sourceKinds, s) {
+			return fail(fmt.Sprintf("trust.require_signature[%d]", i), "%q is not a source kind: write all or some of %s", s, strings.Join(sourceKinds, ", "))
 		}
 		p.trust.RequireSignature = appendUnique(p.trust.RequireSignature, s)
 	}
@@ -284,7 +284,7 @@ func (p *Policy) BlockedSigners() []string {
 }
 
 // SignatureRequired reports whether a pack from a source of kind (one of
-// SourceKinds) must carry a good signature by a trusted signer.
+// sourceKinds) must carry a good signature by a trusted signer.
 func (p *Policy) SignatureRequired(kind string) bool {
 	if p == nil {
 		return false
@@ -304,7 +304,7 @@ func (p *Policy) parseCeilings(c *ceilingsSection, fail failFunc) error {
 			p.never = append(p.never, n)
 		}
 	}
-	for _, n := range All {
+	for _, n := range all {
 		l := *c.list(n)
 		if l == nil {
 			continue
@@ -434,7 +434,7 @@ func checkClass(s string) error {
 
 func nameList() string {
 	var s []string
-	for _, n := range All {
+	for _, n := range all {
 		s = append(s, string(n))
 	}
 	return strings.Join(s, ", ")
@@ -585,7 +585,7 @@ func (p *Policy) Format() (string, error) {
 	for _, n := range p.never {
 		f.Ceilings.Never = append(f.Ceilings.Never, string(n))
 	}
-	for _, n := range All {
+	for _, n := range all {
 		if l, ok := p.ceilings[n]; ok {
 			l := slices.Clone(l)
 			*f.Ceilings.list(n) = &l

@@ -232,11 +232,11 @@ func FuzzPolicy(f *testing.F) {
 		if _, err := capability.ParsePolicy("formatted.toml", []byte(out)); err != nil {
 			t.Fatalf("formatted policy does not parse: %v\n%s", err, out)
 		}
-		g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All...), p, testEnv)
+		g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All()...), p, testEnv)
 		if err != nil {
 			return
 		}
-		rep, err := capability.Explain(capability.PackRef{Name: "p"}, fullRequest, all(capability.All...), p, testEnv)
+		rep, err := capability.Explain(capability.PackRef{Name: "p"}, fullRequest, all(capability.All()...), p, testEnv)
 		if err != nil {
 			t.Fatalf("Explain after Resolve succeeded: %v", err)
 		}

@@ -43,7 +43,7 @@ func (r Request) Compile() (Request, error) {
 // Names lists the capabilities the request asks for, in the order of All.
 func (r Request) Names() []Name {
 	var out []Name
-	for _, n := range All {
+	for _, n := range all {
 		if r.Has(n) {
 			out = append(out, n)
 		}

@@ -51,7 +51,7 @@ func all(names ...capability.Name) []capability.UserGrant {
 // TestResolveLayers asks one question of a resolved grant per row and checks
 // the answer, the layer that gave it and the sentinel a denial wraps.
 func TestResolveLayers(t *testing.T) {
-	everything := all(capability.All...)
+	everything := all(capability.All()...)
 	tests := []struct {
 		name   string
 		ref    capability.PackRef
@@ -187,7 +187,7 @@ func TestResolveLayers(t *testing.T) {
 func TestResolveBlocked(t *testing.T) {
 	pol := mustPolicy(t, "[packs]\nblocked = [\"evil\"]\nblocked_digests = [\""+digestA+"\"]\n")
 	for _, ref := range []capability.PackRef{{Name: "evil"}, {Name: "renamed", Digest: digestA}, {Name: "renamed", Digest: "SHA256:" + digestA[7:]}} {
-		_, err := capability.Resolve(ref, fullRequest, all(capability.All...), pol, testEnv)
+		_, err := capability.Resolve(ref, fullRequest, all(capability.All()...), pol, testEnv)
 		if !errors.Is(err, capability.ErrDenied) || !errors.Is(err, capability.ErrBlocked) {
 			t.Errorf("Resolve(%v) error = %v, want ErrDenied and ErrBlocked", ref, err)
 		}
@@ -224,7 +224,7 @@ func TestResolveLimitsAndScope(t *testing.T) {
 
 func TestResolveEffectiveResources(t *testing.T) {
 	pol := mustPolicy(t, "[ceilings]\nnetwork = [\"*.corp.example\", \"docs.example.com\"]\nfilesystem_read = [\"~/projects/shared\"]\n")
-	g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All...), pol, testEnv)
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, fullRequest, all(capability.All()...), pol, testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestResolveEffectiveResources(t *testing.T) {
 
 func TestResolveUnexpandablePath(t *testing.T) {
 	req := capability.Request{FilesystemRead: []string{"$NOPE/x"}, Network: []string{"a.example"}}
-	g, err := capability.Resolve(capability.PackRef{Name: "p"}, req, all(capability.All...), nil, testEnv)
+	g, err := capability.Resolve(capability.PackRef{Name: "p"}, req, all(capability.All()...), nil, testEnv)
 	if err != nil {
 		t.Fatalf("Resolve: %v", err)
 	}
@@ -263,7 +263,7 @@ func TestResolveBadRequest(t *testing.T) {
 // Decision or Approval, and their zero values allow nothing.
 func TestZeroValuesGrantNothing(t *testing.T) {
 	var g capability.Grant
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		if g.Has(n) {
 			t.Errorf("zero Grant has %s", n)
 		}

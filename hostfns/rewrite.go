@@ -65,7 +65,7 @@ func RewriteImports(wasm []byte) ([]byte, error) {
 }
 
 // ImportedGroups returns the capability groups whose host functions the
-// module imports, in the order of capability.All: network for
+// module imports, in the order of capability.All(): network for
 // NetworkNamespace (or Extism's http_* not yet rewritten), terminal_exec for
 // ExecNamespace. The runtime computes it once per module and passes it to
 // Require for every call.
@@ -86,7 +86,7 @@ func ImportedGroups(wasm []byte) ([]capability.Name, error) {
 		}
 	}
 	var out []capability.Name
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		if need[n] {
 			out = append(out, n)
 		}

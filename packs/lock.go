@@ -91,10 +91,10 @@ type LockEntry struct {
 // It is capability.LockCapability, so capability.ToLock builds it.
 type LockCapability = capability.LockCapability
 
-// Granted lists the granted capabilities in the order of capability.All.
+// Granted lists the granted capabilities in the order of capability.All().
 func (e LockEntry) Granted() []capability.Name {
 	var out []capability.Name
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		if e.Capabilities[n].Granted {
 			out = append(out, n)
 		}
@@ -102,10 +102,10 @@ func (e LockEntry) Granted() []capability.Name {
 	return out
 }
 
-// Requested lists the requested capabilities in the order of capability.All.
+// Requested lists the requested capabilities in the order of capability.All().
 func (e LockEntry) Requested() []capability.Name {
 	var out []capability.Name
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		if _, ok := e.Capabilities[n]; ok {
 			out = append(out, n)
 		}
@@ -340,7 +340,7 @@ func (ix lockLineIndex) entryKey(i int, key string) int {
 }
 
 // Marshal renders the lockfile in its canonical form: entries sorted by
-// name, capabilities in the order of capability.All.
+// name, capabilities in the order of capability.All().
 func (l *Lockfile) Marshal() []byte {
 	var b bytes.Buffer
 	b.WriteString("# packs.lock: written by packs; edits are overwritten.\n")
@@ -362,7 +362,7 @@ func (l *Lockfile) Marshal() []byte {
 			continue
 		}
 		b.WriteString("\n[packs.capabilities]\n")
-		for _, n := range capability.All {
+		for _, n := range capability.All() {
 			c, ok := e.Capabilities[n]
 			if !ok {
 				continue

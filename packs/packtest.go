@@ -77,7 +77,7 @@ type FakeHTTP struct {
 
 // DefaultFakeAddress is what a faked host resolves to unless the case says
 // otherwise: a public address, never dialled (the fake answers instead).
-var DefaultFakeAddress = netip.MustParseAddr("93.184.215.14")
+func DefaultFakeAddress() netip.Addr { return netip.AddrFrom4([4]byte{93, 184, 215, 14}) }
 
 // FakeCommand stubs one native command by name.
 type FakeCommand struct {
@@ -380,7 +380,7 @@ func convertCase(file string, line, i int, c testCaseDoc, rep *reporter) (TestCa
 			bad("case %q: fake http url %q is not an absolute http(s) URL", tc.Name, h.URL)
 			continue
 		}
-		f := FakeHTTP{URL: h.URL, Method: strings.ToUpper(h.Method), Status: h.Status, Headers: h.Headers, Body: h.Body, Address: DefaultFakeAddress}
+		f := FakeHTTP{URL: h.URL, Method: strings.ToUpper(h.Method), Status: h.Status, Headers: h.Headers, Body: h.Body, Address: DefaultFakeAddress()}
 		if f.Status == 0 {
 			f.Status = 200
 		}
@@ -450,8 +450,8 @@ func convertCase(file string, line, i int, c testCaseDoc, rep *reporter) (TestCa
 var testStatuses = []capability.Status{capability.StatusOK, capability.StatusToolError, capability.StatusDenied, capability.StatusInvalidInput, capability.StatusLimit, capability.StatusError}
 
 func capNames() string {
-	names := make([]string, len(capability.All))
-	for i, n := range capability.All {
+	names := make([]string, len(capability.All()))
+	for i, n := range capability.All() {
 		names[i] = string(n)
 	}
 	return strings.Join(names, ", ")

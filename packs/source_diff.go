@@ -31,10 +31,10 @@ type RequestDiff struct {
 func (d RequestDiff) Widened() bool { return len(d.Added) > 0 || len(d.New) > 0 }
 
 // Lines renders the diff as "+ network: api.example.com" and
-// "- env_read: LANG" lines, in the order of capability.All.
+// "- env_read: LANG" lines, in the order of capability.All().
 func (d RequestDiff) Lines() []string {
 	var out []string
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		if r, ok := d.Added[n]; ok {
 			out = append(out, "+ "+string(n)+": "+orNothing(strings.Join(r, ", ")))
 		}
@@ -48,7 +48,7 @@ func (d RequestDiff) Lines() []string {
 // DiffRequests compares what two versions of a pack ask for.
 func DiffRequests(old, next capability.Request) RequestDiff {
 	d := RequestDiff{Added: map[capability.Name][]string{}, Removed: map[capability.Name][]string{}}
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		o, nx := old.Has(n), next.Has(n)
 		or, nr := old.Resources(n), next.Resources(n)
 		switch {

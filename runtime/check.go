@@ -97,7 +97,7 @@ func (r *Runtime) providedImports() map[packs.ABI]map[importName]bool {
 	for _, name := range extismEnv {
 		extism[importName{module: "extism:host/env", name: name, fn: true}] = true
 	}
-	for _, f := range hostfns.ExtismFunctions(capability.All) {
+	for _, f := range hostfns.ExtismFunctions(capability.All()) {
 		extism[importName{module: f.Namespace, name: f.Name, fn: true}] = true
 	}
 	return map[packs.ABI]map[importName]bool{packs.ABIWASI: wasi, packs.ABIExtism: extism}

@@ -338,7 +338,7 @@ func blockReason(pol *capability.Policy, ref capability.PackRef) string {
 }
 
 // preApproved lists the requested capabilities the policy grants ref
-// without asking, in the order of capability.All.
+// without asking, in the order of capability.All().
 func preApproved(pol *capability.Policy, ref capability.PackRef, req capability.Request) []capability.Name {
 	var out []capability.Name
 	for _, n := range req.Names() {

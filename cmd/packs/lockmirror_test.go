@@ -32,7 +32,7 @@ func lockEntry(t *testing.T, home string) packs.LockEntry {
 }
 
 // lockCaps renders an entry's capabilities as "cap=res,res" for granted
-// ones, in the order of capability.All.
+// ones, in the order of capability.All().
 func lockCaps(e packs.LockEntry) string {
 	var out []string
 	for _, n := range e.Requested() {

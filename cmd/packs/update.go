@@ -184,7 +184,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 			fmt.Fprintf(c.stdout, "kept %s %s: you declined the update\n", e.Name, orDash(e.Version))
 			return nil
 		}
-		for _, n := range capability.All {
+		for _, n := range capability.All() {
 			added, ok := diff.Added[n]
 			if !ok || slices.Contains(pre, n) {
 				continue
@@ -208,7 +208,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		fmt.Fprintf(c.stdout, "grants dropped (no longer asked for): %s\n", capNames(dropped))
 	}
 	var notGranted []string
-	for _, n := range capability.All {
+	for _, n := range capability.All() {
 		added, ok := diff.Added[n]
 		if !ok || slices.Contains(pre, n) {
 			continue

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"

@@ -226,7 +226,7 @@ func (f *fakeHTTP) lookup(_ context.Context, name string) ([]netip.Addr, error) 
 			return []netip.Addr{a.Address}, nil
 		}
 	}
-	return []netip.Addr{packs.DefaultFakeAddress}, nil
+	return []netip.Addr{packs.DefaultFakeAddress()}, nil
 }
 
 func (f *fakeHTTP) RoundTrip(r *http.Request) (*http.Response, error) {

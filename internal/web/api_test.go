@@ -30,11 +30,11 @@ func TestCapabilities(t *testing.T) {
 		Total int              `json:"total"`
 	}
 	e.must(http.StatusOK, "GET", "/v1/capabilities", nil, &list)
-	if list.Total != len(capability.All) || len(list.Items) != len(capability.All) {
-		t.Fatalf("got %d items, total %d, want %d", len(list.Items), list.Total, len(capability.All))
+	if list.Total != len(capability.All()) || len(list.Items) != len(capability.All()) {
+		t.Fatalf("got %d items, total %d, want %d", len(list.Items), list.Total, len(capability.All()))
 	}
 	for i, c := range list.Items {
-		if c.ID != string(capability.All[i]) || c.Name == "" || c.Description == "" || c.Status != "available" || c.Icon == "" || c.Category == "" {
+		if c.ID != string(capability.All()[i]) || c.Name == "" || c.Description == "" || c.Status != "available" || c.Icon == "" || c.Category == "" {
 			t.Errorf("item %d: got %+v", i, c)
 		}
 	}

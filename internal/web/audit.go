@@ -108,8 +108,8 @@ func describeCapability(n capability.Name) capabilityJSON {
 }
 
 func (s *Server) listCapabilities(w http.ResponseWriter, r *http.Request) {
-	items := make([]capabilityJSON, 0, len(capability.All))
-	for _, n := range capability.All {
+	items := make([]capabilityJSON, 0, len(capability.All()))
+	for _, n := range capability.All() {
 		items = append(items, describeCapability(n))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
