@@ -21,6 +21,19 @@ func (person) Approve(context.Context, capability.Pending) (capability.Verdict, 
 	return capability.RunOnce, nil
 }
 
+// writeEchoPack writes, in dir, a pack: SKILL.md, tools.json, and a WASI
+// command that echoes its input. It returns the pack's folder.
+func writeEchoPack(dir string) string {
+	src := filepath.Join(dir, "echo")
+	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: echo\ndescription: Echoes its input back. Use it to try packs.\n---\n# echo\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "tools.json"), []byte(`[{"name": "echo", "description": "Returns its input.",
+		"input_schema": {"type": "object"}, "run": {"wasm": "bin/echo.wasm", "abi": "wasi"}}]`), 0o644)
+	wasm, _ := os.ReadFile("testdata/wasi_echo.wasm")
+	os.WriteFile(filepath.Join(src, "bin", "echo.wasm"), wasm, 0o644)
+	return src
+}
+
 // noGrants is a person who granted nothing beyond a pack's defaults.
 type noGrants struct{}
 
@@ -40,14 +53,7 @@ func Example() {
 	tmp, _ := os.MkdirTemp("", "packs-example-")
 	defer os.RemoveAll(tmp)
 
-	// A pack: SKILL.md, tools.json, and a WASI command that echoes its input.
-	src := filepath.Join(tmp, "echo")
-	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
-	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: echo\ndescription: Echoes its input back. Use it to try packs.\n---\n# echo\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "tools.json"), []byte(`[{"name": "echo", "description": "Returns its input.",
-		"input_schema": {"type": "object"}, "run": {"wasm": "bin/echo.wasm", "abi": "wasi"}}]`), 0o644)
-	wasm, _ := os.ReadFile("testdata/wasi_echo.wasm")
-	os.WriteFile(filepath.Join(src, "bin", "echo.wasm"), wasm, 0o644)
+	src := writeEchoPack(tmp)
 
 	// Install it: staged, validated, committed with its packs.lock entry.
 	home, err := packs.OpenHome(ctx, filepath.Join(tmp, "home"), packs.HomeOptions{})
@@ -113,13 +119,7 @@ func ExamplePipeline_Call_modified() {
 	ctx := context.Background()
 	tmp, _ := os.MkdirTemp("", "packs-example-")
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "echo")
-	os.MkdirAll(filepath.Join(src, "bin"), 0o755)
-	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: echo\ndescription: Echoes its input back. Use it to try packs.\n---\n# echo\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "tools.json"), []byte(`[{"name": "echo", "description": "Returns its input.",
-		"input_schema": {"type": "object"}, "run": {"wasm": "bin/echo.wasm", "abi": "wasi"}}]`), 0o644)
-	wasm, _ := os.ReadFile("testdata/wasi_echo.wasm")
-	os.WriteFile(filepath.Join(src, "bin", "echo.wasm"), wasm, 0o644)
+	src := writeEchoPack(tmp)
 	home, _ := packs.OpenHome(ctx, filepath.Join(tmp, "home"), packs.HomeOptions{})
 	staged, _ := home.Stage(ctx, src, packs.StageOptions{})
 	entry, _ := staged.Commit(ctx, nil)
