@@ -64,6 +64,7 @@ type Policy struct {
 
 type preapproval struct {
 	pack, digest string
+	signer       string // "TYPE BASE64": only packs signed by this key
 	grants       []UserGrant
 }
 
@@ -123,8 +124,9 @@ func (c *ceilingsSection) list(n Name) **[]string {
 }
 
 type preapproveItem struct {
-	Pack   string   `toml:"pack"`
+	Pack   string   `toml:"pack,omitempty"`
 	Digest string   `toml:"digest,omitempty"`
+	Signer string   `toml:"signer,omitempty"` // an SSH public key: only packs it signed (any pack, when pack is absent)
 	Grants []string `toml:"grants"`
 }
 
@@ -365,8 +367,17 @@ func checkCeiling(n Name, s string) error {
 func (p *Policy) parsePreapproval(i int, item preapproveItem, fail failFunc) (preapproval, error) {
 	key := fmt.Sprintf("preapprove[%d]", i)
 	pa := preapproval{pack: item.Pack, digest: strings.ToLower(item.Digest)}
+	if item.Signer != "" {
+		pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(item.Signer))
+		if err != nil || len(bytes.TrimSpace(rest)) > 0 {
+			return pa, fail(key+".signer", "%q is not one SSH public key: write it as in a .pub file, \"ssh-ed25519 AAAA… comment\"", oneLine(item.Signer))
+		}
+		pa.signer = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub)))
+	}
 	switch {
-	case !packNameRE.MatchString(item.Pack):
+	case item.Pack == "" && pa.signer == "":
+		return pa, fail(key+".pack", "pre-approval needs pack = \"name\", signer = \"ssh-ed25519 AAAA…\", or both")
+	case item.Pack != "" && !packNameRE.MatchString(item.Pack):
 		return pa, fail(key+".pack", "pre-approval needs pack = \"name\" (a-z, 0-9 and inner '-'), got %q", item.Pack)
 	case item.Digest != "" && !digestRE.MatchString(pa.digest):
 		return pa, fail(key+".digest", "%q is not a digest: write sha256: and 64 hex digits, as in packs.lock", item.Digest)
@@ -484,7 +495,8 @@ func (p *Policy) preApproved(ref PackRef) []UserGrant {
 	}
 	var out []UserGrant
 	for _, pa := range p.preapprove {
-		if pa.pack == ref.Name && (pa.digest == "" || pa.digest == strings.ToLower(ref.Digest)) {
+		if (pa.pack == "" || pa.pack == ref.Name) && (pa.digest == "" || pa.digest == strings.ToLower(ref.Digest)) &&
+			(pa.signer == "" || pa.signer == ref.Signer) {
 			out = append(out, pa.grants...)
 		}
 	}
@@ -598,7 +610,7 @@ func (p *Policy) Format() (string, error) {
 		f.Ceilings.Timeout = p.limits.Timeout.String()
 	}
 	for _, pa := range p.preapprove {
-		item := preapproveItem{Pack: pa.pack, Digest: pa.digest}
+		item := preapproveItem{Pack: pa.pack, Digest: pa.digest, Signer: pa.signer}
 		for _, u := range pa.grants {
 			item.Grants = append(item.Grants, u.String())
 		}

@@ -11,6 +11,9 @@ import (
 type PackRef struct {
 	Name   string
 	Digest string // "sha256:..." from the lock entry; empty for an uninstalled folder
+	// Signer is the SSH public key ("TYPE BASE64") whose signature over the
+	// pack's archive was checked at install; empty for an unsigned pack.
+	Signer string
 }
 
 // UserGrant is what a person said yes to for one capability of one pack.

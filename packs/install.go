@@ -48,6 +48,11 @@ type Staged struct {
 	release func()
 }
 
+// Ref is how grants and policy name the staged pack once it is installed.
+func (s *Staged) Ref() capability.PackRef {
+	return capability.PackRef{Name: s.Name(), Digest: s.Integrity, Signer: s.Signer}
+}
+
 // Stage copies source (a pack folder, or a .tar.gz/.tgz archive of one)
 // into a private folder of the state directory, loads it and computes its
 // integrity. When the pack has errors it returns a *LoadError whose findings

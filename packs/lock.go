@@ -83,6 +83,12 @@ type LockEntry struct {
 	Signer string
 }
 
+// Ref is how grants, policy and approvals name the installed pack: its name,
+// its integrity and its signer.
+func (e LockEntry) Ref() capability.PackRef {
+	return capability.PackRef{Name: e.Name, Digest: e.Integrity, Signer: e.Signer}
+}
+
 // LockCapability is one requested capability, whether it was granted and
 // the resources granted under it (spec 001 writes terminal_exec = { granted
 // = true, commands = ["aws", "eksctl"] }, a subset of what the skill asked

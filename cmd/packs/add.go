@@ -115,7 +115,7 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer st.Discard()
-			ref := capability.PackRef{Name: st.Name(), Digest: st.Integrity}
+			ref := st.Ref()
 			if err := a.Policy.Blocked(ref); err != nil {
 				return exitWith(exitDenied, fmt.Errorf("add %s: blocked by policy %s: %s: ask the policy's administrator, or choose another pack",
 					st.Name(), a.Policy.Source(), blockReason(a.Policy, ref)))

@@ -114,7 +114,7 @@ terminal pass --yes.`,
 				}
 			}()
 			for _, p := range staged {
-				ref := capability.PackRef{Name: p.Staged.Name(), Digest: p.Staged.Integrity}
+				ref := p.Staged.Ref()
 				if err := a.Policy.Blocked(ref); err != nil {
 					return exitWith(exitDenied, fmt.Errorf("bundle import: %s is blocked by policy %s: %s: nothing was installed", ref.Name, a.Policy.Source(), blockReason(a.Policy, ref)))
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,7 +57,7 @@ still would not hold, and why (the policy, for one).`,
 				return err
 			}
 			defer a.Close()
-			p, ref, _, err := installedPack(a, args[0])
+			p, ref, err := installedPack(a, args[0])
 			if err != nil {
 				return err
 			}
@@ -233,11 +234,11 @@ grants made for one chat.`,
 				return err
 			}
 			defer a.Close()
-			p, ref, entry, err := installedPack(a, args[0])
+			p, ref, err := installedPack(a, args[0])
 			if err != nil {
 				return err
 			}
-			return c.explain(ctx, a, p, ref, &entry, chat, asJSON)
+			return c.explain(ctx, a, p, ref, chat, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
@@ -247,8 +248,8 @@ grants made for one chat.`,
 
 // explain prints what p would hold for a call, layer by layer: the report of
 // both `packs capabilities` and `packs policy check`.
-func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capability.PackRef, entry *packs.LockEntry, chat string, asJSON bool) error {
-	user, err := personGrants(ctx, a, p.Name, chat, entry, false)
+func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capability.PackRef, chat string, asJSON bool) error {
+	user, err := a.Grants().PeekGrants(ctx, ref, chat)
 	if err != nil {
 		return err
 	}
@@ -256,27 +257,80 @@ func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capabi
 	if err != nil {
 		return err
 	}
+	kind := ""
+	if ref.Digest != "" {
+		if e, err := a.Home.Entry(ref.Name); err == nil {
+			if src, err := packs.ParseSource(e.Source); err == nil {
+				kind = src.Kind.String()
+			}
+		}
+	}
+	trust := trustLines(a.Policy, ref, kind)
 	if asJSON {
-		return writeJSON(c.stdout, reportJSON(rep, a.Policy))
+		out := reportJSON(rep, a.Policy)
+		out.Trust = trust
+		return writeJSON(c.stdout, out)
 	}
 	printReport(c.stdout, rep, a.Policy)
+	fmt.Fprintln(c.stdout)
+	for i, l := range trust {
+		if i == 0 {
+			fmt.Fprintf(c.stdout, "trust: %s\n", l)
+			continue
+		}
+		fmt.Fprintf(c.stdout, "       %s\n", l)
+	}
 	return nil
+}
+
+// trustLines says what the policy's [trust] makes of the pack: who signed
+// it and whether that key is trusted or blocked, whether its kind of source
+// must be signed, and what the policy pre-approves for it.
+func trustLines(pol *capability.Policy, ref capability.PackRef, kind string) []string {
+	var out []string
+	switch {
+	case ref.Signer == "":
+		out = append(out, "unsigned")
+	case slices.Contains(pol.BlockedSigners(), ref.Signer):
+		out = append(out, "signed by "+ref.Signer+": a BLOCKED signer")
+	case slices.Contains(pol.TrustedSigners(), ref.Signer):
+		out = append(out, "signed by "+ref.Signer+": a trusted signer")
+	default:
+		out = append(out, "signed by "+ref.Signer+": not among the policy's trusted signers")
+	}
+	if kind != "" {
+		if pol.SignatureRequired(kind) {
+			out = append(out, "the policy requires a signature for "+kind+" sources, which this pack came from")
+		} else {
+			out = append(out, "the policy requires no signature for "+kind+" sources, which this pack came from")
+		}
+	}
+	var pre []string
+	for _, n := range capability.All() {
+		if pol.PreApproved(ref, n) {
+			pre = append(pre, string(n))
+		}
+	}
+	if len(pre) > 0 {
+		out = append(out, "pre-approved by the policy (by name, digest or signer): "+strings.Join(pre, ", "))
+	}
+	return out
 }
 
 // installedPack loads an installed pack and its reference (name and
 // integrity) for the grant commands.
-func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, packs.LockEntry, error) {
+func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, error) {
 	ip, err := a.Pack(context.Background(), name)
 	if errors.Is(err, packs.ErrNotInstalled) {
-		return nil, capability.PackRef{}, ip.Entry, usageError("%v", err)
+		return nil, capability.PackRef{}, usageError("%v", err)
 	}
 	if err != nil {
-		return nil, capability.PackRef{}, ip.Entry, err
+		return nil, capability.PackRef{}, err
 	}
 	if ip.Pack == nil {
-		return nil, capability.PackRef{}, ip.Entry, fmt.Errorf("installed pack %s does not load (%s): reinstall it with packs add: %w", name, ip.Status, ip.LoadErr)
+		return nil, capability.PackRef{}, fmt.Errorf("installed pack %s does not load (%s): reinstall it with packs add: %w", name, ip.Status, ip.LoadErr)
 	}
-	return ip.Pack, capability.PackRef{Name: ip.Pack.Name, Digest: ip.Entry.Integrity}, ip.Entry, nil
+	return ip.Pack, ip.Entry.Ref(), nil
 }
 
 // explainEnv expands grant paths the way packs run does: the person's home,
@@ -299,26 +353,6 @@ func grantsHook(a *app.App, grants []capability.UserGrant) func(context.Context,
 // forgetGrantsHook is an App.Removed hook: a removed pack keeps no grants.
 func forgetGrantsHook(a *app.App) func(context.Context, string) error {
 	return func(ctx context.Context, name string) error { return a.DB.DeleteGrants(ctx, name) }
-}
-
-// personGrants is the person's grants for one call of an installed pack,
-// from packs.db. take spends "once" grants (use it for an approved call). A
-// pack folder that is not installed (entry nil) holds no grants. A pack
-// installed before its grants were recorded in packs.db falls back to the
-// persistent grants its lock entry mirrors, with their granted resources.
-func personGrants(ctx context.Context, a *app.App, name, chat string, entry *packs.LockEntry, take bool) ([]capability.UserGrant, error) {
-	if entry == nil {
-		return nil, nil
-	}
-	get := a.DB.PeekGrants
-	if take {
-		get = a.DB.TakeGrants
-	}
-	user, err := get(ctx, name, chat)
-	if err != nil || len(user) > 0 {
-		return user, err
-	}
-	return capability.FromLock(entry.Capabilities), nil
 }
 
 // joinOr joins list, or says none.

@@ -128,7 +128,7 @@ func servedPacks(ctx context.Context, a *app.App, pol *capability.Policy, only [
 		switch {
 		case ip.Status != app.StatusOK || ip.Pack == nil:
 			a.Logger.Warn("packs mcp: pack not served: its files no longer match packs.lock; reinstall it with packs add", "pack", name, "status", ip.Status)
-		case pol.Blocked(capability.PackRef{Name: name, Digest: ip.Entry.Integrity}) != nil:
+		case pol.Blocked(ip.Entry.Ref()) != nil:
 			a.Logger.Warn("packs mcp: pack not served: the policy blocks it", "pack", name)
 		default:
 			out = append(out, name)

@@ -55,11 +55,11 @@ your grants, and what a call would hold, with the reason for every refusal.`,
 				return err
 			}
 			defer a.Close()
-			p, ref, entry, err := loadForRun(a, args[0])
+			p, ref, err := loadForRun(a, args[0])
 			if err != nil {
 				return err
 			}
-			return c.explain(ctx, a, p, ref, entry, "", asJSON)
+			return c.explain(ctx, a, p, ref, "", asJSON)
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
@@ -122,6 +122,7 @@ type reportOut struct {
 	Mandated     bool            `json:"mandated"`
 	Limits       limitsOut       `json:"limits"`
 	Capabilities []capabilityOut `json:"capabilities"`
+	Trust        []string        `json:"trust,omitempty"` // what the policy's [trust] makes of the pack
 }
 
 type limitsOut struct {

@@ -154,7 +154,7 @@ func (c *cli) recipePack(ctx context.Context, arg string) (*packs.Pack, capabili
 		return nil, capability.PackRef{}, err
 	}
 	defer a.Close()
-	p, ref, _, err := loadForRun(a, arg)
+	p, ref, err := loadForRun(a, arg)
 	return p, ref, err
 }
 
@@ -176,7 +176,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 		return err
 	}
 	defer a.Close()
-	p, ref, _, err := loadForRun(a, packArg)
+	p, ref, err := loadForRun(a, packArg)
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ type runRequest struct {
 // gate, grant, integrity, invoke, audit). It returns the tool's result or
 // an error carrying the exit code.
 func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.RawMessage, error) {
-	p, ref, _, err := loadForRun(a, req.pack)
+	p, ref, err := loadForRun(a, req.pack)
 	if err != nil {
 		return nil, err
 	}
@@ -201,40 +201,40 @@ func precompileHook(a *app.App) func(context.Context, packs.LockEntry) error {
 
 // loadForRun loads the pack named by arg: a folder when arg is a path, else
 // the installed pack of that name, verified against packs.lock.
-func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, *packs.LockEntry, error) {
+func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, error) {
 	if strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
 		dir, err := filepath.Abs(arg)
 		if err != nil {
-			return nil, capability.PackRef{}, nil, err
+			return nil, capability.PackRef{}, err
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, capability.PackRef{}, nil, usageError("run: %s is not a pack folder: give an installed pack's name or a folder", arg)
+			return nil, capability.PackRef{}, usageError("run: %s is not a pack folder: give an installed pack's name or a folder", arg)
 		}
 		p, err := packs.Load(dir, packs.LoadOptions{})
 		if err != nil {
-			return nil, capability.PackRef{}, nil, fmt.Errorf("run: %w: packs validate %s shows every finding", err, arg)
+			return nil, capability.PackRef{}, fmt.Errorf("run: %w: packs validate %s shows every finding", err, arg)
 		}
-		return p, capability.PackRef{Name: p.Name}, nil, nil
+		return p, capability.PackRef{Name: p.Name}, nil
 	}
 	entry, err := a.Home.Entry(arg)
 	if errors.Is(err, packs.ErrNotInstalled) {
-		return nil, capability.PackRef{}, nil, usageError("run: %v", err)
+		return nil, capability.PackRef{}, usageError("run: %v", err)
 	}
 	if err != nil {
-		return nil, capability.PackRef{}, nil, err
+		return nil, capability.PackRef{}, err
 	}
 	if err := a.Home.Verify(arg); err != nil {
-		return nil, capability.PackRef{}, nil, fmt.Errorf("run: refusing to run: %w", err)
+		return nil, capability.PackRef{}, fmt.Errorf("run: refusing to run: %w", err)
 	}
 	dir, err := a.Home.PackDir(arg)
 	if err != nil {
-		return nil, capability.PackRef{}, nil, err
+		return nil, capability.PackRef{}, err
 	}
 	p, err := packs.Load(dir, packs.LoadOptions{})
 	if err != nil {
-		return nil, capability.PackRef{}, nil, fmt.Errorf("run: installed pack %s does not load: %w: reinstall it with packs add", arg, err)
+		return nil, capability.PackRef{}, fmt.Errorf("run: installed pack %s does not load: %w: reinstall it with packs add", arg, err)
 	}
-	return p, capability.PackRef{Name: p.Name, Digest: entry.Integrity}, &entry, nil
+	return p, entry.Ref(), nil
 }
 
 // runWorkspace returns the workspace folder, creating the default one.

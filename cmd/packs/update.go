@@ -120,7 +120,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		fmt.Fprintf(c.stdout, "%s %s is up to date\n", e.Name, e.Version)
 		return nil
 	}
-	ref := capability.PackRef{Name: st.Name(), Digest: st.Integrity}
+	ref := st.Ref()
 	if err := a.Policy.Blocked(ref); err != nil {
 		return exitWith(exitDenied, fmt.Errorf("update %s: the new version is blocked by policy %s: %s: %s %s stays installed", e.Name, a.Policy.Source(), blockReason(a.Policy, ref), e.Name, e.Version))
 	}
@@ -161,7 +161,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 	} else {
 		fmt.Fprintln(c.stdout, "capabilities: unchanged")
 	}
-	current, err := personGrants(ctx, a, e.Name, "", &e, false)
+	current, err := a.Grants().PeekGrants(ctx, e.Ref(), "")
 	if err != nil {
 		return err
 	}

@@ -61,3 +61,35 @@ func TestGrantRefusedFirst(t *testing.T) {
 		t.Fatalf("packs.db holds %+v (%v), want the one grant", rows, err)
 	}
 }
+
+// TestFolderPackHoldsNoGrant: a pack run from a folder that takes an
+// installed pack's name does not get that pack's grants.
+func TestFolderPackHoldsNoGrant(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, filepath.Join(t.TempDir(), "home"))
+	src := writePack(t, "weather", "1.0.0")
+	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[capabilities]\nnetwork = [\"api.example.com\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Home.Stage(ctx, src, packs.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.InstallGrants(ctx, st, []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := Grants{DB: a.DB, Home: a.Home}
+	if user, err := g.PeekGrants(ctx, capability.PackRef{Name: "weather", Digest: e.Integrity}, ""); err != nil || len(user) != 1 {
+		t.Fatalf("the installed pack's grants: %v, %v", user, err)
+	}
+	for _, take := range []bool{false, true} {
+		get := g.PeekGrants
+		if take {
+			get = g.TakeGrants
+		}
+		if user, err := get(ctx, capability.PackRef{Name: "weather"}, ""); err != nil || len(user) != 0 {
+			t.Fatalf("a folder pack named weather holds %v (%v)", user, err)
+		}
+	}
+}

@@ -22,13 +22,17 @@ import (
 // the chat (grants scoped to another chat are left out), and, for an
 // installed pack with no row at all, the grants mirrored in its packs.lock
 // entry (a lock carried over from another machine or a bundle). A pack run
-// from a folder has no lock entry and so only its rows.
+// from a folder (a reference without a digest) holds no grant at all, even
+// if it takes an installed pack's name.
 type Grants struct {
 	DB   *store.DB
 	Home *packs.Home
 }
 
 var _ capability.GrantSource = Grants{}
+
+// Grants is the application's grant source (see the type).
+func (a *App) Grants() Grants { return Grants{DB: a.DB, Home: a.Home} }
 
 // PeekGrants implements capability.GrantSource.
 func (g Grants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
@@ -41,8 +45,13 @@ func (g Grants) TakeGrants(ctx context.Context, ref capability.PackRef, chat str
 }
 
 func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, rows func(context.Context, string, string) ([]capability.UserGrant, error)) ([]capability.UserGrant, error) {
+	if ref.Digest == "" {
+		// A pack run from a folder is not the installed pack of that name,
+		// whatever it calls itself: it holds no grant.
+		return nil, nil
+	}
 	user, err := rows(ctx, ref.Name, chat)
-	if err != nil || len(user) > 0 || ref.Digest == "" || g.Home == nil {
+	if err != nil || len(user) > 0 || g.Home == nil {
 		return user, err
 	}
 	e, err := g.Home.Entry(ref.Name)

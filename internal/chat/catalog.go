@@ -39,5 +39,5 @@ func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capabi
 	if err != nil {
 		return nil, capability.PackRef{}, err
 	}
-	return p, capability.PackRef{Name: name, Digest: e.Integrity}, nil
+	return p, e.Ref(), nil
 }

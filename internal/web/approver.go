@@ -186,7 +186,7 @@ func (s *Server) grantsAtStake(ctx context.Context, pack, chatID string, caps []
 		return nil
 	}
 	env := s.cfg.Chat.Pipeline.Env(filepath.Join(s.cfg.Chat.Workspaces, chatID))
-	rep, err := capability.Explain(capability.PackRef{Name: pack, Digest: ip.Entry.Integrity}, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
+	rep, err := capability.Explain(ip.Entry.Ref(), ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
 	if err != nil {
 		return nil
 	}

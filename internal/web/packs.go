@@ -120,7 +120,7 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	if ip.Pack == nil {
 		return out, nil
 	}
-	ref := capability.PackRef{Name: name, Digest: ip.Entry.Integrity}
+	ref := ip.Entry.Ref()
 	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "")
 	if err != nil {
 		return out, err
