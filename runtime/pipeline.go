@@ -190,16 +190,20 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 
 // call is the pipeline proper; Call wraps it with the audit record.
 func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
+	// Validate once. Arguments that are not JSON are recorded as a JSON
+	// string, whoever refuses the call.
+	valid := json.Valid(args)
+	if !valid {
+		quoted, _ := json.Marshal(string(args))
+		rec.Arguments = quoted
+	}
 	if req.Invalid != nil {
 		if req.Builtin != nil {
 			rec.Tool = req.Builtin.Name
 		}
 		return nil, Result{}, req.Invalid
 	}
-	// Validate once.
-	if !json.Valid(args) {
-		quoted, _ := json.Marshal(string(args))
-		rec.Arguments = quoted
+	if !valid {
 		return nil, Result{}, fmt.Errorf("%w: the arguments are not valid JSON", packs.ErrInvalidInput)
 	}
 	var tool *packs.Tool
