@@ -17,17 +17,7 @@ import (
 func TestGrantRefusedFirst(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
-	src := writePack(t, "weather", "1.0.0")
-	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[capabilities]\nnetwork = [\"api.example.com\"]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := a.Home.Stage(ctx, src, packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.InstallGrants(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
+	installWeather(t, a, nil)
 	dir, err := a.Home.PackDir("weather")
 	if err != nil {
 		t.Fatal(err)
@@ -67,18 +57,7 @@ func TestGrantRefusedFirst(t *testing.T) {
 func TestFolderPackHoldsNoGrant(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
-	src := writePack(t, "weather", "1.0.0")
-	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[capabilities]\nnetwork = [\"api.example.com\"]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := a.Home.Stage(ctx, src, packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := a.InstallGrants(ctx, st, []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := installWeather(t, a, []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}})
 	g := Grants{DB: a.DB, Home: a.Home}
 	if user, err := g.PeekGrants(ctx, capability.PackRef{Name: "weather", Digest: e.Integrity}, ""); err != nil || len(user) != 1 {
 		t.Fatalf("the installed pack's grants: %v, %v", user, err)
@@ -92,4 +71,23 @@ func TestFolderPackHoldsNoGrant(t *testing.T) {
 			t.Fatalf("a folder pack named weather holds %v (%v)", user, err)
 		}
 	}
+}
+
+// installWeather installs a pack named weather that asks for network, with
+// grants.
+func installWeather(t *testing.T, a *App, grants []capability.UserGrant) packs.LockEntry {
+	t.Helper()
+	src := writePack(t, "weather", "1.0.0")
+	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[capabilities]\nnetwork = [\"api.example.com\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Home.Stage(context.Background(), src, packs.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.InstallGrants(context.Background(), st, grants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
