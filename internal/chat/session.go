@@ -248,6 +248,9 @@ func (s *Session) attach(ctx context.Context, name string, mandated bool) error 
 	if err != nil {
 		return err
 	}
+	if err := p.Attachable(); err != nil && !mandated {
+		return err
+	}
 	if err := s.deps.Pipeline.Policy().Blocked(ref); err != nil {
 		return err
 	}
