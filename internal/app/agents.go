@@ -50,6 +50,32 @@ type Agent struct {
 	Warnings []string
 }
 
+// AgentJSON is an agent as the API and packs agent --json show it (spec
+// 003): name, system prompt, model settings and ordered capabilities.
+// Warnings name the deprecated capabilities a write kept.
+type AgentJSON struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	SystemPrompt string    `json:"system_prompt"`
+	Model        string    `json:"model"`
+	MaxTokens    int       `json:"max_tokens"`
+	Capabilities []string  `json:"capabilities"`
+	Status       string    `json:"status"` // always "active"
+	Created      time.Time `json:"created_at"`
+	Updated      time.Time `json:"updated_at"`
+	Warnings     []string  `json:"warnings,omitempty"`
+}
+
+// JSON is a's AgentJSON.
+func (a Agent) JSON() AgentJSON {
+	caps := a.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	return AgentJSON{ID: a.ID, Name: a.Name, SystemPrompt: a.SystemPrompt, Model: a.Model, MaxTokens: a.MaxTokens,
+		Capabilities: caps, Status: "active", Created: a.Created, Updated: a.Updated, Warnings: a.Warnings}
+}
+
 // CreateAgent checks c and stores a new agent. A name is required.
 func (a *App) CreateAgent(ctx context.Context, c AgentChange) (Agent, error) {
 	if c.Name == nil {

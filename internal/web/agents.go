@@ -2,31 +2,14 @@ package web
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/packs-run/packs/internal/app"
 )
 
-// agentJSON is an agent (spec 003): its name, system prompt, model
-// settings and ordered capabilities. Warnings name the deprecated
-// capabilities a write kept.
-type agentJSON struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	SystemPrompt string    `json:"system_prompt"`
-	Model        string    `json:"model"`
-	MaxTokens    int       `json:"max_tokens"`
-	Capabilities []string  `json:"capabilities"`
-	Status       string    `json:"status"`
-	Created      time.Time `json:"created_at"`
-	Updated      time.Time `json:"updated_at"`
-	Warnings     []string  `json:"warnings,omitempty"`
-}
+// agentJSON is an agent in spec 003's shape.
+type agentJSON = app.AgentJSON
 
-func agentOut(a app.Agent) agentJSON {
-	return agentJSON{ID: a.ID, Name: a.Name, SystemPrompt: a.SystemPrompt, Model: a.Model, MaxTokens: a.MaxTokens,
-		Capabilities: orEmpty(a.Capabilities), Status: "active", Created: a.Created, Updated: a.Updated, Warnings: a.Warnings}
-}
+func agentOut(a app.Agent) agentJSON { return a.JSON() }
 
 // agentBody is the body of POST and PATCH /v1/agents: a missing field is
 // left as it is (POST: empty).
