@@ -22,13 +22,21 @@ func docPack(t *testing.T, name, skill string) string {
 	}
 	for rel, body := range map[string]string{
 		"SKILL.md":   "---\nname: " + name + "\ndescription: The " + name + " pack.\n---\nBody.\n",
-		"skill.toml": "[skill]\nid = \"test." + name + "\"\nversion = \"1.0.0\"\n" + skill,
+		"skill.toml": "[skill]\n" + skillID(name, skill) + "version = \"1.0.0\"\n" + skill,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// skillID is the id line a test pack gets unless its extra lines set one.
+func skillID(name, skill string) string {
+	if strings.Contains(skill, "id = ") {
+		return ""
+	}
+	return "id = \"test." + name + "\"\n"
 }
 
 // TestAgentCommands: packs agent create, list, show, edit and rm, with the

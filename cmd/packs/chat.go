@@ -120,7 +120,7 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 					fmt.Fprintln(c.stderr, "packs: warning: "+w)
 				}
 				opt.Profile = chat.Profile{Agent: ag.ID, SystemPrompt: ag.SystemPrompt, Model: ag.Model, MaxTokens: ag.MaxTokens}
-				opt.Attach = append(slices.Clone(ag.Capabilities), attach...)
+				opt.Attach = append(slices.Clone(ag.Packs), attach...)
 			}
 			s, err := chat.Open(ctx, deps, opt)
 			if err != nil {

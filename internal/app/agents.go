@@ -44,10 +44,12 @@ type AgentChange struct {
 }
 
 // Agent is a stored agent, with the warnings its last write produced
-// (a deprecated capability).
+// (a deprecated capability). Packs, from ChatAgent, are the packs a chat
+// started from it attaches, in order.
 type Agent struct {
 	store.AgentRow
 	Warnings []string
+	Packs    []string
 }
 
 // AgentJSON is an agent as the API and packs agent --json show it (spec
@@ -115,14 +117,15 @@ func (a *App) writeAgent(ctx context.Context, r store.AgentRow, c AgentChange) (
 	if err := checkAgent(r); err != nil {
 		return Agent{}, err
 	}
-	warnings, err := a.checkCapabilities(ctx, r.Capabilities)
+	res, err := a.resolveCapabilities(ctx, r.Capabilities)
 	if err != nil {
 		return Agent{}, err
 	}
+	r.Capabilities = res.ids
 	if err := a.DB.PutAgent(ctx, r); err != nil {
 		return Agent{}, err
 	}
-	return Agent{AgentRow: r, Warnings: warnings}, nil
+	return Agent{AgentRow: r, Warnings: res.warnings, Packs: res.packs}, nil
 }
 
 // checkAgent checks every field but the capabilities.
@@ -187,9 +190,11 @@ func (a *App) ChatAgent(ctx context.Context, ref string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	if ag.Warnings, err = a.checkCapabilities(ctx, ag.Capabilities); err != nil {
+	res, err := a.resolveCapabilities(ctx, ag.Capabilities)
+	if err != nil {
 		return Agent{}, fmt.Errorf("agent %s: %w", ag.Name, err)
 	}
+	ag.Warnings, ag.Packs = res.warnings, res.packs
 	return ag, nil
 }
 

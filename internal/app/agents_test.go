@@ -21,7 +21,7 @@ func installWith(t *testing.T, a *App, name, skill string) {
 	}
 	for rel, body := range map[string]string{
 		"SKILL.md":   "---\nname: " + name + "\ndescription: The " + name + " pack.\n---\nBody.\n",
-		"skill.toml": "[skill]\nid = \"test." + name + "\"\nversion = \"1.0.0\"\n" + skill,
+		"skill.toml": "[skill]\n" + skillID(name, skill) + "version = \"1.0.0\"\n" + skill,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -55,19 +55,27 @@ func markBuiltin(t *testing.T, a *App, name string) {
 
 func str(s string) *string { return &s }
 
+// skillID is the id line a test pack gets unless its extra lines set one.
+func skillID(name, skill string) string {
+	if strings.Contains(skill, "id = ") {
+		return ""
+	}
+	return "id = \"test." + name + "\"\n"
+}
+
 func TestCapabilitiesOfInstalledPacks(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
 	installWith(t, a, "zeta", "name = \"Zeta Tools\"\ndescription = \"Zeta things.\"\nicon = \"box\"\ncategory = \"Testing\"\n")
 	installWith(t, a, "alpha", "status = \"deprecated\"\n")
-	installWith(t, a, "noop", "status = \"coming_soon\"\n")
-	markBuiltin(t, a, "noop")
+	installWith(t, a, "current-time", "id = \"current_time\"\nstatus = \"coming_soon\"\n")
+	markBuiltin(t, a, "current-time")
 	got, err := a.Capabilities(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Capability{
-		{ID: "noop", Name: "noop", Description: "The noop pack.", Status: packs.StatusComingSoon, Builtin: true},
+		{ID: "current_time", Name: "current-time", Description: "The current-time pack.", Status: packs.StatusComingSoon, Builtin: true},
 		{ID: "alpha", Name: "alpha", Description: "The alpha pack.", Status: packs.StatusDeprecated},
 		{ID: "zeta", Name: "Zeta Tools", Description: "Zeta things.", Status: packs.StatusAvailable, Icon: "box", Category: "Testing"},
 	}
@@ -77,7 +85,7 @@ func TestCapabilitiesOfInstalledPacks(t *testing.T) {
 	for i := range want {
 		g, w := got[i], want[i]
 		if g.ID != w.ID || g.Name != w.Name || g.Description != w.Description || g.Status != w.Status || g.Icon != w.Icon ||
-			g.Category != w.Category || g.Builtin != w.Builtin || g.Pack.Entry.Name != w.ID {
+			g.Category != w.Category || g.Builtin != w.Builtin || g.PackName() != strings.ReplaceAll(w.ID, "_", "-") {
 			t.Errorf("capability %d = %+v, want %+v", i, g, want[i])
 		}
 	}
@@ -148,5 +156,40 @@ func TestAgents(t *testing.T) {
 	}
 	if list, err := a.Agents(ctx); err != nil || len(list) != 0 {
 		t.Errorf("after delete: %+v, %v", list, err)
+	}
+}
+
+// TestBuiltinCapabilityIDs: a built-in is listed under its spec 003 id
+// ([skill].id, "test_math") and found under it or its pack's name; an
+// agent stores the id and a chat attaches the pack. Another pack is found
+// only by its name.
+func TestBuiltinCapabilityIDs(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, filepath.Join(t.TempDir(), "home"))
+	installWith(t, a, "test-math", "id = \"test_math\"\n")
+	markBuiltin(t, a, "test-math")
+	installWith(t, a, "my-pack", "id = \"my_pack\"\n")
+	for ref, want := range map[string]string{"test_math": "test_math", "test-math": "test_math", "my-pack": "my-pack"} {
+		c, err := a.Capability(ctx, ref)
+		if err != nil || c.ID != want {
+			t.Errorf("Capability(%q) = %q, %v; want %q", ref, c.ID, err, want)
+		}
+	}
+	if _, err := a.Capability(ctx, "my_pack"); !errors.Is(err, packs.ErrNotInstalled) {
+		t.Errorf("a pack's [skill].id is not a capability id: %v", err)
+	}
+	ag, err := a.CreateAgent(ctx, AgentChange{Name: str("Math"), Capabilities: []string{"test-math", "my-pack"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ag.Capabilities, []string{"test_math", "my-pack"}) || !slices.Equal(ag.Packs, []string{"test-math", "my-pack"}) {
+		t.Errorf("stored %v, attaches %v", ag.Capabilities, ag.Packs)
+	}
+	if _, err := a.CreateAgent(ctx, AgentChange{Name: str("Twice"), Capabilities: []string{"test_math", "test-math"}}); !errors.Is(err, ErrInvalidAgent) {
+		t.Errorf("one capability under both names: %v", err)
+	}
+	got, err := a.ChatAgent(ctx, "Math")
+	if err != nil || !slices.Equal(got.Packs, []string{"test-math", "my-pack"}) {
+		t.Errorf("ChatAgent: %v, %v", got.Packs, err)
 	}
 }

@@ -25,7 +25,7 @@ func (e *env) installDoc(name, skill string) {
 	}
 	for rel, body := range map[string]string{
 		"SKILL.md":   "---\nname: " + name + "\ndescription: The " + name + " pack.\n---\nBody.\n",
-		"skill.toml": "[skill]\nid = \"test." + name + "\"\nversion = \"1.0.0\"\n" + skill,
+		"skill.toml": "[skill]\n" + skillID(name, skill) + "version = \"1.0.0\"\n" + skill,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
 			e.t.Fatal(err)
@@ -52,14 +52,23 @@ func (e *env) markBuiltin(name string) {
 	}
 }
 
+// skillID is the id line a test pack gets unless its extra lines set one.
+func skillID(name, skill string) string {
+	if strings.Contains(skill, "id = ") {
+		return ""
+	}
+	return "id = \"test." + name + "\"\n"
+}
+
 // capabilityPacks installs notes and three packs that show each status,
-// one of them a built-in.
+// one of them a built-in as internal/builtin installs them: the pack
+// current-time, whose [skill].id is spec 003's id current_time.
 func capabilityPacks(e *env) {
 	e.install()
-	e.installDoc("clock", "name = \"Current Time\"\ndescription = \"Tool to get current date and time.\"\nicon = \"clock\"\ncategory = \"Utilities\"\n")
+	e.installDoc("current-time", "id = \"current_time\"\nname = \"Current Time\"\ndescription = \"Tool to get current date and time.\"\nicon = \"clock\"\ncategory = \"Utilities\"\n")
 	e.installDoc("old", "status = \"deprecated\"\ncategory = \"Legacy\"\n")
 	e.installDoc("soon", "name = \"Research\"\nstatus = \"coming_soon\"\nicon = \"search\"\ncategory = \"AI\"\n")
-	e.markBuiltin("clock")
+	e.markBuiltin("current-time")
 }
 
 // TestCapabilities: GET /v1/capabilities lists every built-in and
@@ -83,7 +92,7 @@ func TestCapabilities(t *testing.T) {
 	}
 	e.must(http.StatusOK, "GET", "/v1/capabilities", nil, &list)
 	want := []map[string]any{
-		{"id": "clock", "name": "Current Time", "description": "Tool to get current date and time.", "status": "available", "icon": "clock", "category": "Utilities"},
+		{"id": "current_time", "name": "Current Time", "description": "Tool to get current date and time.", "status": "available", "icon": "clock", "category": "Utilities"},
 		{"id": "notes", "name": "Notes", "description": "Notes in the workspace", "status": "available", "icon": nil, "category": nil},
 		{"id": "old", "name": "old", "description": "The old pack.", "status": "deprecated", "icon": nil, "category": "Legacy"},
 		{"id": "soon", "name": "Research", "description": "The soon pack.", "status": "coming_soon", "icon": "search", "category": "AI"},
@@ -113,10 +122,12 @@ func TestCapabilities(t *testing.T) {
 	if len(tools) != 5 || tools[0].(map[string]any)["input_schema"] == nil {
 		t.Errorf("details: tools = %v", one["tools"])
 	}
-	var clock map[string]any
-	e.must(http.StatusOK, "GET", "/v1/capabilities/clock", nil, &clock)
-	if clock["builtin"] != true || clock["source"] != "builtin:clock" || clock["tools"] == nil || len(clock["tools"].([]any)) != 0 {
-		t.Errorf("a built-in: got %v", clock)
+	for _, ref := range []string{"current_time", "current-time"} {
+		var clock map[string]any
+		e.must(http.StatusOK, "GET", "/v1/capabilities/"+ref, nil, &clock)
+		if clock["id"] != "current_time" || clock["builtin"] != true || clock["source"] != "builtin:current-time" || clock["tools"] == nil || len(clock["tools"].([]any)) != 0 {
+			t.Errorf("a built-in by %s: got %v", ref, clock)
+		}
 	}
 	var eb errorBody
 	if got := e.do("GET", "/v1/capabilities/teleport", nil, &eb); got != http.StatusNotFound || eb.Error.Code != codeNotFound {
@@ -163,7 +174,7 @@ func TestAgentsAPI(t *testing.T) {
 	capabilityPacks(e)
 	var created map[string]any
 	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{
-		"name": "Research Assistant", "system_prompt": "You are a helpful research assistant.", "capabilities": []string{"clock", "notes"},
+		"name": "Research Assistant", "system_prompt": "You are a helpful research assistant.", "capabilities": []string{"current_time", "notes"},
 	}, &created)
 	id, _ := created["id"].(string)
 	if !strings.HasPrefix(id, "agent_") {
@@ -178,7 +189,7 @@ func TestAgentsAPI(t *testing.T) {
 			t.Errorf("created: %s = %#v, want %#v", k, created[k], v)
 		}
 	}
-	if caps := created["capabilities"].([]any); len(caps) != 2 || caps[0] != "clock" || caps[1] != "notes" {
+	if caps := created["capabilities"].([]any); len(caps) != 2 || caps[0] != "current_time" || caps[1] != "notes" {
 		t.Errorf("created: capabilities = %v", caps)
 	}
 
@@ -191,7 +202,7 @@ func TestAgentsAPI(t *testing.T) {
 	}{
 		{"unknown", map[string]any{"name": "X", "capabilities": []string{"notes", "teleport"}}, 400, codeBadRequest, `"teleport"`},
 		{"coming-soon", map[string]any{"name": "X", "capabilities": []string{"soon"}}, 409, codeConflict, `"soon"`},
-		{"twice", map[string]any{"name": "X", "capabilities": []string{"clock", "clock"}}, 400, codeBadRequest, `"clock"`},
+		{"twice", map[string]any{"name": "X", "capabilities": []string{"current_time", "current-time"}}, 400, codeBadRequest, `"current-time"`},
 		{"no-name", map[string]any{"capabilities": []string{}}, 400, codeBadRequest, "name"},
 		{"same-name", map[string]any{"name": "research ASSISTANT"}, 409, codeConflict, "agent"},
 		{"unknown-field", map[string]any{"name": "X", "tools": []string{"a"}}, 400, codeBadRequest, "tools"},
@@ -210,9 +221,9 @@ func TestAgentsAPI(t *testing.T) {
 	}
 
 	var patched agentJSON
-	e.must(http.StatusOK, "PATCH", "/v1/agents/"+id, map[string]any{"capabilities": []string{"notes", "clock"}, "model": "fast-1", "max_tokens": 256}, &patched)
+	e.must(http.StatusOK, "PATCH", "/v1/agents/"+id, map[string]any{"capabilities": []string{"notes", "current-time"}, "model": "fast-1", "max_tokens": 256}, &patched)
 	if patched.ID != id || patched.Name != "Research Assistant" || patched.SystemPrompt != "You are a helpful research assistant." ||
-		!slices.Equal(patched.Capabilities, []string{"notes", "clock"}) || patched.Model != "fast-1" || patched.MaxTokens != 256 {
+		!slices.Equal(patched.Capabilities, []string{"notes", "current_time"}) || patched.Model != "fast-1" || patched.MaxTokens != 256 {
 		t.Errorf("patched: %+v", patched)
 	}
 	var eb errorBody
@@ -221,7 +232,7 @@ func TestAgentsAPI(t *testing.T) {
 	}
 	var byName agentJSON
 	e.must(http.StatusOK, "GET", "/v1/agents/Research%20Assistant", nil, &byName)
-	if byName.ID != id || !slices.Equal(byName.Capabilities, []string{"notes", "clock"}) {
+	if byName.ID != id || !slices.Equal(byName.Capabilities, []string{"notes", "current_time"}) {
 		t.Errorf("by name: %+v", byName)
 	}
 	var list struct {
@@ -250,7 +261,7 @@ func TestChatFromAgent(t *testing.T) {
 	capabilityPacks(e)
 	var ag agentJSON
 	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{
-		"name": "Captain", "system_prompt": "You are the release captain.", "model": "captain-model", "max_tokens": 77, "capabilities": []string{"notes", "clock"},
+		"name": "Captain", "system_prompt": "You are the release captain.", "model": "captain-model", "max_tokens": 77, "capabilities": []string{"notes", "current_time"},
 	}, &ag)
 	var c chatJSON
 	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"agent": "captain"}, &c)
@@ -258,7 +269,7 @@ func TestChatFromAgent(t *testing.T) {
 	for _, p := range c.Packs {
 		names = append(names, p.Name)
 	}
-	if c.Agent != ag.ID || !slices.Equal(names, []string{"notes", "clock"}) {
+	if c.Agent != ag.ID || !slices.Equal(names, []string{"notes", "current-time"}) {
 		t.Fatalf("chat: agent %q, packs %v", c.Agent, names)
 	}
 	e.model.Push(calls(call(chat.ToolOpenDocs, `{"pack_id":"notes"}`)), llmtest.Turn{Text: "ok"})
@@ -273,7 +284,7 @@ func TestChatFromAgent(t *testing.T) {
 	}
 	r := reqs[0]
 	if r.Model != "captain-model" || r.MaxTokens != 77 || !strings.Contains(r.System, "You are the release captain.") ||
-		strings.Index(r.System, "- pack_id: notes") > strings.Index(r.System, "- pack_id: clock") {
+		strings.Index(r.System, "- pack_id: notes") > strings.Index(r.System, "- pack_id: current-time") {
 		t.Errorf("request: model %q, max_tokens %d, system:\n%s", r.Model, r.MaxTokens, r.System)
 	}
 
@@ -298,11 +309,11 @@ func TestChatFromAgent(t *testing.T) {
 		t.Errorf("agent and id: %d %+v", got, eb)
 	}
 	// An agent whose capability was removed names it.
-	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"name": "Timer", "capabilities": []string{"clock"}}, nil)
-	if _, err := e.app.Remove(context.Background(), "clock"); err != nil {
+	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"name": "Timer", "capabilities": []string{"current_time"}}, nil)
+	if _, err := e.app.Remove(context.Background(), "current-time"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.do("POST", "/v1/chats", map[string]any{"agent": "Timer"}, &eb); got != 400 || !strings.Contains(eb.Error.Message, `"clock"`) {
+	if got := e.do("POST", "/v1/chats", map[string]any{"agent": "Timer"}, &eb); got != 400 || !strings.Contains(eb.Error.Message, `"current_time"`) {
 		t.Errorf("chat from an agent missing a capability: %d %+v", got, eb)
 	}
 	// A coming_soon pack is not attached to a chat either.

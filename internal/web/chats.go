@@ -213,7 +213,7 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 		}
 		warnings = ag.Warnings
 		prof := chat.Profile{Agent: ag.ID, SystemPrompt: ag.SystemPrompt, Model: ag.Model, MaxTokens: ag.MaxTokens}
-		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Profile: prof, Attach: append(slices.Clone(ag.Capabilities), body.Attach...)})
+		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Profile: prof, Attach: append(slices.Clone(ag.Packs), body.Attach...)})
 		if err != nil {
 			s.fail(w, err)
 			return

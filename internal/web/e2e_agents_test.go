@@ -32,7 +32,7 @@ func TestBrowserAgents(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#agent-name"), "Captain"),
 		chromedp.SendKeys(chromedp.CSS("#agent-prompt"), "You are the release captain."),
 		chromedp.SendKeys(chromedp.CSS("#agent-model"), "captain-model"),
-		chromedp.SetValue(chromedp.CSS("#agent-cap-select"), "clock"), chromedp.Click(chromedp.CSS("#agent-cap-add")),
+		chromedp.SetValue(chromedp.CSS("#agent-cap-select"), "current_time"), chromedp.Click(chromedp.CSS("#agent-cap-add")),
 		chromedp.SetValue(chromedp.CSS("#agent-cap-select"), "notes"), chromedp.Click(chromedp.CSS("#agent-cap-add")))
 	b.poll("two capabilities listed", count("#agent-caps li[data-cap]")+` === 2`)
 	b.step("move notes up", chromedp.Click(chromedp.CSS(`#agent-caps li[data-cap="notes"] button.up`)))
@@ -44,7 +44,7 @@ func TestBrowserAgents(t *testing.T) {
 	var list struct{ Items []agentJSON }
 	e.must(http.StatusOK, "GET", "/v1/agents", nil, &list)
 	if len(list.Items) != 1 || list.Items[0].Name != "Captain" || list.Items[0].Model != "captain-model" ||
-		!slices.Equal(list.Items[0].Capabilities, []string{"notes", "clock"}) {
+		!slices.Equal(list.Items[0].Capabilities, []string{"notes", "current_time"}) {
 		t.Fatalf("created from the page: %+v", list.Items)
 	}
 
@@ -65,7 +65,7 @@ func TestBrowserAgents(t *testing.T) {
 	b.poll("the chat fits", fits)
 	r := e.model.Requests()[0]
 	if r.Model != "captain-model" || !strings.Contains(r.System, "You are the release captain. Be brief.") ||
-		strings.Index(r.System, "- pack_id: notes") > strings.Index(r.System, "- pack_id: clock") {
+		strings.Index(r.System, "- pack_id: notes") > strings.Index(r.System, "- pack_id: current-time") {
 		t.Errorf("the request: model %q, system:\n%s", r.Model, r.System)
 	}
 	var chats struct{ Items []chatJSON }
