@@ -134,6 +134,15 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("unknown capability: got %d %+v", got, eb)
 	}
 
+	// The packs page says it too.
+	for name, want := range map[string]string{"old": "deprecated", "soon": "coming_soon", "notes": ""} {
+		var p packJSON
+		e.must(http.StatusOK, "GET", "/v1/packs/"+name, nil, &p)
+		if p.CapabilityStatus != want {
+			t.Errorf("GET /v1/packs/%s: capability_status %q, want %q", name, p.CapabilityStatus, want)
+		}
+	}
+
 	var perms struct {
 		Items []permissionJSON `json:"items"`
 		Total int              `json:"total"`

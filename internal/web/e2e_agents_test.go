@@ -82,4 +82,8 @@ func TestBrowserAgents(t *testing.T) {
 	b.poll("it asks", `document.querySelector(".agent .delete-agent").textContent === "Really delete?"`)
 	b.step("delete", chromedp.Click(chromedp.CSS(`.agent[data-agent="Captain"] .delete-agent`)))
 	b.poll("it is gone", `document.querySelector("#agents .empty") !== null`)
+
+	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.poll("a deprecated pack says so", `(document.querySelector('.pack[data-pack="old"] h3 .badge.deprecated') || {}).textContent === "deprecated"`)
+	b.poll("the packs page fits", fits)
 }

@@ -58,6 +58,9 @@ type packJSON struct {
 	Capabilities []capJSON  `json:"capabilities"`
 	Blocked      string     `json:"blocked,omitempty"`
 	Mandated     bool       `json:"mandated,omitempty"`
+	// CapabilityStatus is [skill].status when it is not "available":
+	// "deprecated" or "coming_soon" (spec 003).
+	CapabilityStatus string `json:"capability_status,omitempty"`
 }
 
 func packInfo(ip app.InstalledPack) packJSON {
@@ -69,6 +72,9 @@ func packInfo(ip app.InstalledPack) packJSON {
 	}
 	if ip.Pack != nil {
 		out.Description = ip.Pack.Frontmatter.Description
+		if m := ip.Pack.Manifest; m != nil && m.Status != packs.StatusAvailable {
+			out.CapabilityStatus = string(m.Status)
+		}
 		for _, t := range ip.Pack.Tools {
 			out.Tools = append(out.Tools, toolJSON{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}

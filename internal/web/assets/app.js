@@ -700,7 +700,8 @@ function packCard(p) {
         el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :
         el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, true) }, "Grant")))))));
   return el("div", { class: "pack", "data-pack": p.name },
-    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || "")),
+    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || ""),
+      p.capability_status ? el("span", { class: "badge " + p.capability_status }, p.capability_status === "deprecated" ? "deprecated" : "coming soon") : null),
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
