@@ -13,7 +13,7 @@ import (
 )
 
 // installWith installs a pack whose [skill] table has the extra lines.
-func installWith(t *testing.T, a *App, name, skill string) {
+func installWith(t testing.TB, a *App, name, skill string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -37,7 +37,7 @@ func installWith(t *testing.T, a *App, name, skill string) {
 }
 
 // markBuiltin records name's source in packs.lock as a built-in's.
-func markBuiltin(t *testing.T, a *App, name string) {
+func markBuiltin(t testing.TB, a *App, name string) {
 	t.Helper()
 	e, err := a.Home.Entry(name)
 	if err != nil {
