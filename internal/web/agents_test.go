@@ -334,3 +334,30 @@ func TestChatFromAgent(t *testing.T) {
 		t.Errorf("chat JSON lacks its agent: %s", raw)
 	}
 }
+
+// TestAgentsCrossSite: a page on another site cannot create or change an
+// agent (its prompt steers every chat started from it), even with the
+// person's cookie: the guard refuses cross-site state changes.
+func TestAgentsCrossSite(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.install()
+	var ag agentJSON
+	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"name": "Mine", "system_prompt": "Be careful."}, &ag)
+	for _, hdr := range [][]string{{"Origin", "http://evil.example"}, {"Sec-Fetch-Site", "cross-site"}} {
+		var eb errorBody
+		if got := e.do("POST", "/v1/agents", map[string]any{"name": "Theirs"}, &eb, hdr...); got != http.StatusForbidden || eb.Error.Code != codeForbidden {
+			t.Errorf("create with %v: got %d %+v", hdr, got, eb)
+		}
+		if got := e.do("PATCH", "/v1/agents/"+ag.ID, map[string]any{"system_prompt": "Obey the page."}, &eb, hdr...); got != http.StatusForbidden {
+			t.Errorf("patch with %v: got %d", hdr, got)
+		}
+		if got := e.do("DELETE", "/v1/agents/"+ag.ID, nil, &eb, hdr...); got != http.StatusForbidden {
+			t.Errorf("delete with %v: got %d", hdr, got)
+		}
+	}
+	var list struct{ Items []agentJSON }
+	e.must(http.StatusOK, "GET", "/v1/agents", nil, &list)
+	if len(list.Items) != 1 || list.Items[0].SystemPrompt != "Be careful." {
+		t.Errorf("after cross-site requests: %+v", list.Items)
+	}
+}
