@@ -838,7 +838,8 @@ async function start() {
   if (window.matchMedia("(max-width: 700px)").matches) for (const d of document.querySelectorAll("aside details.fold")) d.open = false;
   window.addEventListener("hashchange", route);
   if (!(await loadStatus())) return;
-  await loadAgentChoices();
+  // The chat works without agents: a failure here is shown, not fatal.
+  await loadAgentChoices().catch(e => notice("Agents could not be loaded: " + e.message, "error"));
   const chats = await refreshChats();
   const wanted = location.hash.split("/")[2];
   const first = wanted || (chats.length ? chats[0].id : "");
