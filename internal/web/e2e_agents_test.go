@@ -38,7 +38,7 @@ func TestBrowserAgents(t *testing.T) {
 	b.step("move notes up", chromedp.Click(chromedp.CSS(`#agent-caps li[data-cap="notes"] button.up`)))
 	b.poll("notes comes first", `document.querySelector("#agent-caps li[data-cap]").dataset.cap === "notes"`)
 	b.poll("the form fits", fits)
-	b.shot("web-agent-form")
+	b.shot("agents-form")
 	b.step("create it", chromedp.Click(chromedp.CSS("#agent-save")))
 	b.poll("the agent shows", `document.querySelector('#agents .agent[data-agent="Captain"]') !== null`)
 	var list struct{ Items []agentJSON }
