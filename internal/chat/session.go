@@ -380,7 +380,7 @@ func (s *Session) fireIfChanged(before string) {
 func (s *Session) promptState() promptState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := promptState{noTools: s.noTools, agentPrompt: s.profile.SystemPrompt}
+	st := promptState{noTools: s.noTools}
 	for _, name := range s.order {
 		a := s.active[name]
 		st.packs = append(st.packs, packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()})
@@ -391,6 +391,7 @@ func (s *Session) promptState() promptState {
 			st.enabled = append(st.enabled, name)
 		}
 	}
+	st.agentPrompt = s.profile.SystemPrompt
 	return st
 }
 
