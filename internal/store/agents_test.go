@@ -74,10 +74,15 @@ func TestAgentsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMigrateAgentsOnExistingDB: a packs.db at schema 6, with a chat in
-// it, migrates to 7: the chat keeps its rows and gets empty agent settings.
+// TestMigrateAgentsOnExistingDB: a packs.db at the schema before the
+// agents migration, with a chat in it, migrates to the newest: the chat
+// keeps its rows and gets empty agent settings.
 func TestMigrateAgentsOnExistingDB(t *testing.T) {
 	ctx := context.Background()
+	before := slices.IndexFunc(migrations, func(m migration) bool { return m.name == "agents" })
+	if before < 0 {
+		t.Fatal("no agents migration")
+	}
 	path := filepath.Join(t.TempDir(), "packs.db")
 	old, err := sql.Open("sqlite", "file:"+uriPath(path)+"?_pragma=foreign_keys(1)")
 	if err != nil {
@@ -86,7 +91,7 @@ func TestMigrateAgentsOnExistingDB(t *testing.T) {
 	if _, err := old.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migrations[:6] {
+	for _, m := range migrations[:before] {
 		if _, err := old.ExecContext(ctx, m.sql); err != nil {
 			t.Fatalf("migration %d: %v", m.version, err)
 		}
@@ -108,8 +113,8 @@ func TestMigrateAgentsOnExistingDB(t *testing.T) {
 	}
 	defer db.Close()
 	var version int
-	if err := db.SQL().QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&version); err != nil || version != 7 {
-		t.Fatalf("schema version = %d, %v; want 7", version, err)
+	if err := db.SQL().QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&version); err != nil || version != len(migrations) {
+		t.Fatalf("schema version = %d, %v; want %d", version, err, len(migrations))
 	}
 	var ws, agent, prompt, model string
 	var maxTokens, msgs int

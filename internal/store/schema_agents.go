@@ -1,6 +1,6 @@
 package store
 
-// schemaAgents is migration 7: agents (spec 003) and what a chat started
+// schemaAgents is the agents migration: agents (spec 003) and what a chat started
 // from. An agent is a name, a system prompt, model settings and an ordered
 // list of capabilities (installed packs, built-ins included, by name); the
 // names are checked by internal/app when the agent is written, not by a

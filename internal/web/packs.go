@@ -46,6 +46,10 @@ type capJSON struct {
 }
 
 type packJSON struct {
+	// CapabilityStatus is [skill].status when it is not "available":
+	// "deprecated" or "coming_soon" (spec 003).
+	CapabilityStatus string `json:"capability_status,omitempty"`
+
 	Name         string     `json:"name"`
 	Version      string     `json:"version"`
 	Source       string     `json:"source"`
@@ -58,9 +62,6 @@ type packJSON struct {
 	Capabilities []capJSON  `json:"capabilities"`
 	Blocked      string     `json:"blocked,omitempty"`
 	Mandated     bool       `json:"mandated,omitempty"`
-	// CapabilityStatus is [skill].status when it is not "available":
-	// "deprecated" or "coming_soon" (spec 003).
-	CapabilityStatus string `json:"capability_status,omitempty"`
 }
 
 func packInfo(ip app.InstalledPack) packJSON {
