@@ -149,11 +149,16 @@ type Outcome struct {
 	Approval   capability.Approval // the zero Approval when the call was refused
 	Result     Result
 	Output     json.RawMessage // the tool's JSON result, or a Builtin's
-	Err        error           // why it was refused or failed
-	Status     capability.Status
-	Artifacts  []capability.Artifact
-	Started    time.Time
-	Finished   time.Time
+	// Content is the result's blocks when the tool declares "output":
+	// "content" (docs/abi.md §1.4), checked by ParseContent: never empty
+	// then. Nil for every other tool and Builtin, whose result is Output,
+	// plain text. Output still holds the JSON the blocks came from.
+	Content   []Block
+	Err       error // why it was refused or failed
+	Status    capability.Status
+	Artifacts []capability.Artifact
+	Started   time.Time
+	Finished  time.Time
 }
 
 // Call runs one call through the pipeline. The audit record is written
@@ -318,7 +323,18 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if done != nil {
 		o.Artifacts = done()
 	}
-	return mask(sec, out, res, err)
+	out, res, err = mask(sec, out, res, err)
+	if err == nil && tool != nil && tool.Output == packs.OutputContent {
+		// Read after masking, so no block carries a granted secret's
+		// value in text; a malformed result is the tool's failure.
+		if o.Content, err = ParseContent(out); err != nil {
+			var ce *ContentError
+			if errors.As(err, &ce) {
+				ce.Pack, ce.Tool = req.Pack.Name, tool.Name
+			}
+		}
+	}
+	return out, res, err
 }
 
 // builtin runs an approved Builtin, after the same binding and integrity

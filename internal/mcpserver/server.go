@@ -43,6 +43,7 @@ import (
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/runtime"
 )
 
 // ServerName is the name the server gives in initialize.
@@ -366,11 +367,33 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 			text = withInstallHint(text, sess, args)
 		}
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}
+		if len(res.Blocks) > 0 {
+			out.Content = contentOf(res.Blocks)
+		}
 		if hasOutputSchema && !res.IsError {
 			out.StructuredContent = structured(res.Content)
 		}
 		return out, nil
 	}
+}
+
+// contentOf is a tool's content blocks as MCP content: each block as it
+// is, the runtime having checked its type, data and URI.
+func contentOf(blocks []runtime.Block) []mcp.Content {
+	out := make([]mcp.Content, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.Type {
+		case runtime.BlockText:
+			out = append(out, &mcp.TextContent{Text: b.Text})
+		case runtime.BlockImage:
+			out = append(out, &mcp.ImageContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockAudio:
+			out = append(out, &mcp.AudioContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockResource:
+			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: b.URI, MIMEType: b.MIMEType, Text: b.Text, Blob: b.Data}})
+		}
+	}
+	return out
 }
 
 // approverFor is who approves a call of ss: the person through elicitation
