@@ -79,14 +79,29 @@ type Tool struct {
 	argv      *ArgvTemplate
 }
 
-// ValidateOutput reports whether a JSON output fits the tool's declared
-// output_schema (false when it declares none, or output is not JSON).
-func (t *Tool) ValidateOutput(output []byte) bool {
+// ErrOutputSchema is wrapped by every error of ValidateOutput.
+var ErrOutputSchema = errors.New("packs: the result does not follow the tool's output_schema")
+
+// ValidateOutput checks a tool's JSON result against its declared
+// output_schema; a tool that declares none accepts any result. The error
+// wraps ErrOutputSchema and says which field is wrong and why.
+func (t *Tool) ValidateOutput(output []byte) error {
 	if t.outSchema == nil {
-		return false
+		return nil
 	}
 	v, err := decodeJSONValue(output)
-	return err == nil && t.outSchema.Validate(v) == nil
+	if err != nil {
+		return fmt.Errorf("%w: the result is not JSON: %v", ErrOutputSchema, err)
+	}
+	err = t.outSchema.Validate(v)
+	var ve *jsonschema.ValidationError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ve):
+		return fmt.Errorf("%w: %s", ErrOutputSchema, (&InputError{Tool: t.Name, Problems: leafProblems(ve)}).problems())
+	}
+	return fmt.Errorf("%w: %v", ErrOutputSchema, err)
 }
 
 // Argv returns an exec tool's compiled argv template, through which the
@@ -110,12 +125,14 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	return fmt.Sprintf("packs: invalid input for tool %q: %s", e.Tool, e.problems())
+}
+
+// problems lists the problems: `field "/x": reason; ...`.
+func (e *InputError) problems() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "packs: invalid input for tool %q", e.Tool)
 	for i, p := range e.Problems {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
+		if i > 0 {
 			b.WriteString("; ")
 		}
 		if p.Field == "" {

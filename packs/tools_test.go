@@ -328,18 +328,21 @@ func TestToolsMetadata(t *testing.T) {
 		t.Fatalf("tool = %+v", tool)
 	}
 	for _, tc := range []struct {
-		out  string
-		want bool
-	}{{`{"c": 1.5}`, true}, {`{"c": "x"}`, false}, {`{}`, false}, {`[1]`, false}, {`not json`, false}, {``, false}} {
-		if got := tool.ValidateOutput([]byte(tc.out)); got != tc.want {
-			t.Errorf("ValidateOutput(%q) = %v, want %v", tc.out, got, tc.want)
+		out, want string // want: a part of the error, "" for none
+	}{{`{"c": 1.5}`, ""}, {`{"c": "x"}`, `field "/c"`}, {`{}`, "missing property"}, {`[1]`, "want object"}, {`not json`, "not JSON"}, {``, "not JSON"}} {
+		err := tool.ValidateOutput([]byte(tc.out))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("ValidateOutput(%q) = %v, want nil", tc.out, err)
+		case tc.want != "" && (!errors.Is(err, ErrOutputSchema) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("ValidateOutput(%q) = %v, want ErrOutputSchema saying %q", tc.out, err, tc.want)
 		}
 	}
 	plain, err := Load(toolsPack(t, mk(), nil), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Tools[0].ValidateOutput([]byte(`{}`)) {
-		t.Error("a tool without output_schema validated an output")
+	if err := plain.Tools[0].ValidateOutput([]byte(`[1]`)); err != nil {
+		t.Errorf("a tool without output_schema refused a result: %v", err)
 	}
 }

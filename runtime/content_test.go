@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 // tinyPNG is a real 1×1 PNG.
@@ -151,15 +152,18 @@ func TestBlockJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPipelineContent runs a content tool and a plain one through the
-// pipeline on the same WASI guest (it echoes its arguments): only the tool
-// that declares "output": "content" has blocks, and a malformed result is
-// the tool's failure, recorded as such.
+// TestPipelineContent runs a content tool, a plain one and one with an
+// output_schema through the pipeline on the same WASI guest (it echoes its
+// arguments): only the tool that declares "output": "content" has blocks,
+// and a malformed result, or one that breaks the output_schema, is the
+// tool's failure, recorded as such.
 func TestPipelineContent(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := testPack{name: "media", tools: `[
   {"name": "show", "description": "Shows what it is given.", "output": "content", "input_schema": {"type": "object"}, "run": {"wasm": "bin/x.wasm", "abi": "wasi"}},
-  {"name": "plain", "description": "Echoes what it is given.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/x.wasm", "abi": "wasi"}}
+  {"name": "plain", "description": "Echoes what it is given.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/x.wasm", "abi": "wasi"}},
+  {"name": "typed", "description": "Echoes a count.", "input_schema": {"type": "object"}, "run": {"wasm": "bin/x.wasm", "abi": "wasi"},
+   "output_schema": {"type": "object", "properties": {"c": {"type": "number"}}, "required": ["c"]}}
 ]`, files: map[string]string{"bin/x.wasm": "testdata/wasi_echo.wasm"}}.load(t)
 	pl := h.pipeline(p)
 	image := `{"content":[{"type":"text","text":"radar"},{"type":"image","data":"` + b64(tinyPNG(t)) + `","mimeType":"image/png"}]}`
@@ -167,11 +171,14 @@ func TestPipelineContent(t *testing.T) {
 		name, tool, args string
 		want             []BlockType
 		wantStatus       capability.Status
+		wantErr          error
 	}{
 		{name: "content tool", tool: "show", args: image, want: []BlockType{BlockText, BlockImage}, wantStatus: capability.StatusOK},
 		{name: "plain tool, same output", tool: "plain", args: image, wantStatus: capability.StatusOK},
-		{name: "malformed content", tool: "show", args: `{"content":[{"type":"image","data":"` + b64([]byte("<html>")) + `","mimeType":"image/png"}]}`, wantStatus: capability.StatusToolError},
-		{name: "plain JSON from a content tool", tool: "show", args: `{"temperature":21}`, wantStatus: capability.StatusToolError},
+		{name: "malformed content", tool: "show", args: `{"content":[{"type":"image","data":"` + b64([]byte("<html>")) + `","mimeType":"image/png"}]}`, wantStatus: capability.StatusToolError, wantErr: ErrBadContent},
+		{name: "plain JSON from a content tool", tool: "show", args: `{"temperature":21}`, wantStatus: capability.StatusToolError, wantErr: ErrBadContent},
+		{name: "result follows the output schema", tool: "typed", args: `{"c":2}`, wantStatus: capability.StatusOK},
+		{name: "result breaks the output schema", tool: "typed", args: `{"c":"two"}`, wantStatus: capability.StatusToolError, wantErr: packs.ErrOutputSchema},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,11 +196,8 @@ func TestPipelineContent(t *testing.T) {
 			if tt.wantStatus == capability.StatusOK && !json.Valid(o.Output) {
 				t.Fatalf("output %s is not JSON", o.Output)
 			}
-			if tt.wantStatus == capability.StatusToolError {
-				var ce *ContentError
-				if !errors.As(o.Err, &ce) || ce.Pack != "media" || ce.Tool != "show" {
-					t.Fatalf("err = %v, want a *ContentError naming media__show", o.Err)
-				}
+			if tt.wantErr != nil && (!errors.Is(o.Err, tt.wantErr) || !errors.Is(o.Err, ErrToolFailed) || !strings.Contains(o.Err.Error(), "media__"+tt.tool)) {
+				t.Fatalf("err = %v, want %v and ErrToolFailed naming media__%s", o.Err, tt.wantErr, tt.tool)
 			}
 		})
 	}

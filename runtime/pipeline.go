@@ -324,17 +324,29 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		o.Artifacts = done()
 	}
 	out, res, err = mask(sec, out, res, err)
-	if err == nil && tool != nil && tool.Output == packs.OutputContent {
-		// Read after masking, so no block carries a granted secret's
-		// value in text; a malformed result is the tool's failure.
-		if o.Content, err = ParseContent(out); err != nil {
-			var ce *ContentError
-			if errors.As(err, &ce) {
-				ce.Pack, ce.Tool = req.Pack.Name, tool.Name
-			}
-		}
+	if err == nil && tool != nil {
+		o.Content, err = checkResult(req.Pack.Name, tool, out)
 	}
 	return out, res, err
+}
+
+// checkResult holds a tool's result to what its tools.json entry declares:
+// content blocks (read after masking, so no block carries a granted
+// secret's value in text), or a JSON result that follows output_schema. A
+// result that does not is the tool's failure (ErrToolFailed).
+func checkResult(pack string, tool *packs.Tool, out json.RawMessage) ([]Block, error) {
+	if tool.Output == packs.OutputContent {
+		blocks, err := ParseContent(out)
+		var ce *ContentError
+		if errors.As(err, &ce) {
+			ce.Pack, ce.Tool = pack, tool.Name
+		}
+		return blocks, err
+	}
+	if err := tool.ValidateOutput(out); err != nil {
+		return nil, fmt.Errorf("runtime: tool %s__%s: %w (its output_schema in tools.json): %w", pack, tool.Name, err, ErrToolFailed)
+	}
+	return nil, nil
 }
 
 // builtin runs an approved Builtin, after the same binding and integrity
