@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
@@ -134,6 +135,9 @@ type conn struct {
 	chat   *chat.Session
 	err    error             // why the chat could not open
 	tools  map[string]string // names registered on srv -> the chat's names
+	// logLevel is the level the client set with logging/setLevel; "" until
+	// it sets one (then guests' log lines are not sent).
+	logLevel mcp.LoggingLevel
 }
 
 func (s *Server) newConn() *conn {
@@ -188,7 +192,9 @@ The person approves every call; a denied call must not be repeated unchanged.`
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "initialize", "notifications/initialized", "ping", "notifications/cancelled", "logging/setLevel":
+		case "logging/setLevel":
+			c.setLogLevel(req)
+		case "initialize", "notifications/initialized", "ping", "notifications/cancelled":
 		default:
 			if err := c.open(ctx); err != nil {
 				return nil, err
@@ -346,14 +352,22 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
-		if waiter != nil && req.Params.GetProgressToken() != nil {
+		// What the guest logs and reports reaches this client (docs/mcp.md).
+		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
+		c.mu.Lock()
+		n.level = c.logLevel
+		c.mu.Unlock()
+		if token := req.Params.GetProgressToken(); token != nil {
+			n.prog = &progressSender{ss: req.Session, token: token}
+		}
+		if waiter != nil && n.prog != nil {
 			stop := make(chan struct{})
 			defer close(stop)
 			waiter.OnQueued(func(q store.QueuedCall) {
-				go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop)
+				go c.s.waitProgress(ctx, n.prog, q, stop)
 			})
 		}
-		res, err := sess.Call(ctx, name, args, approver)
+		res, err := sess.Call(hostfns.WithNotifier(ctx, n), name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
 			// error, never as a result the model might trust.
@@ -438,12 +452,12 @@ const progressEvery = 10 * time.Second
 // waitProgress tells a client that sent a progress token that its call
 // waits for approval, and how the person gives it, until stop: at once,
 // then every progressEvery (a client may keep a call alive on progress).
-func (s *Server) waitProgress(ctx context.Context, ss *mcp.ServerSession, token any, q store.QueuedCall, stop <-chan struct{}) {
+func (s *Server) waitProgress(ctx context.Context, p *progressSender, q store.QueuedCall, stop <-chan struct{}) {
 	msg := fmt.Sprintf("waiting for your approval of %s: run packs approve %s in a terminal, or use the web app (packs serve)", q.Class, q.ID)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
-	for n := 1; ; n++ {
-		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}); err != nil {
+	for {
+		if err := p.waiting(ctx, msg); err != nil {
 			return
 		}
 		select {
