@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"image"
 	"image/png"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,5 +72,27 @@ func TestToolReturnsContentBlocks(t *testing.T) {
 	rows := e.auditRows(t) // flat mode's enable_tools, then the two calls
 	if n := len(rows); n < 2 || rows[n-2]["tool"] != "show" || rows[n-2]["status"] != "ok" || rows[n-1]["status"] != "tool_error" {
 		t.Errorf("audit rows = %v, want show ok then show tool_error", rows)
+	}
+}
+
+// TestSchemaTheSDKRefusesIsLeftOut: a pack's input schema that the MCP SDK
+// refuses when a tool is added (it panics on an x-mcp-header that is not a
+// non-empty string on a primitive property) does not take the server down:
+// that tool is left out and every other tool is served.
+func TestSchemaTheSDKRefusesIsLeftOut(t *testing.T) {
+	for _, header := range []string{`5`, `""`, `"X-Ok"`} {
+		t.Run(header, func(t *testing.T) {
+			e := newEnv(t, "")
+			e.installCopy(t, "headers", `[{"name": "echo", "description": "Returns its arguments unchanged.",
+				"input_schema": {"type": "object", "properties": {"message": {"type": "object", "x-mcp-header": `+header+`}}},
+				"run": {"wasm": "bin/echo.wasm", "function": "echo"}}]`)
+			e.srv.cfg.Attach = []string{"echo-pack", "headers"}
+			e.srv.cfg.Tools = []string{"echo-pack", "headers"}
+			cs := e.connect(t, "headers", nil)
+			names := toolNames(t, cs)
+			if !slices.Contains(names, "echo-pack__echo") || !slices.Contains(names, "open_docs") || slices.Contains(names, "headers__echo") {
+				t.Fatalf("tools = %v, want echo-pack's and the base tools, not headers__echo", names)
+			}
+		})
 	}
 }

@@ -266,11 +266,14 @@ func (c *conn) syncToolsLocked() {
 	for _, tool := range tools {
 		chatName := tool.Name
 		tool.Name = names[chatName]
-		want[tool.Name] = chatName
 		if have, ok := c.tools[tool.Name]; !ok || have != chatName {
 			c.decorate(tool, chatName, metas)
-			c.srv.AddTool(tool, c.callHandler(chatName, tool.OutputSchema != nil))
+			if err := addTool(c.srv, tool, c.callHandler(chatName, tool.OutputSchema != nil)); err != nil {
+				c.s.log.Error("mcpserver: tool not offered", "err", err)
+				continue
+			}
 		}
+		want[tool.Name] = chatName
 	}
 	var gone []string
 	for name := range c.tools {
@@ -285,10 +288,26 @@ func (c *conn) syncToolsLocked() {
 	c.tools = want
 }
 
+// addTool registers tool on srv. The SDK panics on a tool it refuses (an
+// input schema whose x-mcp-header annotations it rejects, among others),
+// and a pack's tools.json is not the server's to trust: a refusal is an
+// error wrapping ErrSchema, the tool is not registered (the SDK checks
+// before it changes anything), and the session goes on.
+func addTool(srv *mcp.Server, tool *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: the MCP SDK refuses it: %v", ErrSchema, tool.Name, r)
+		}
+	}()
+	srv.AddTool(tool, h)
+	return nil
+}
+
 // Why a tool is not offered. Check them with errors.Is.
 var (
-	// ErrSchema: the tool's input schema is not one MCP can carry.
-	ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+	// ErrSchema: the tool's input schema is not one MCP can carry: not an
+	// object schema, or one the MCP SDK refuses.
+	ErrSchema = errors.New("mcpserver: tool input schema is not one MCP can carry")
 	// ErrCollision: another tool already has the name.
 	ErrCollision = errors.New("mcpserver: tool name collision")
 )
