@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -128,5 +131,69 @@ func TestGuestNotifications(t *testing.T) {
 				t.Errorf("progress notifications %q, want %q", h.progress, tt.wantProgress)
 			}
 		})
+	}
+}
+
+// TestQueuedThenGuestProgressGrows: a call that waits in the approval
+// queue reports that it waits, then its guest's progress: the client sees
+// one token whose value only grows, the guest's values sent after the
+// queue's.
+func TestQueuedThenGuestProgressGrows(t *testing.T) {
+	e := newEnv(t, "")
+	e.installNotify(t)
+	e.srv.cfg.ApprovalTimeout = 30 * time.Second
+	person := e.personDB(t)
+	type note struct {
+		progress, total float64
+		msg             string
+	}
+	notes := make(chan note, 16)
+	cs := e.connect(t, "patient", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		notes <- note{r.Params.Progress, r.Params.Total, r.Params.Message}
+	}})
+	done := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "work", Arguments: map[string]any{}}
+		p.SetProgressToken("tok-q")
+		res, err := cs.CallTool(context.Background(), p)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("work failed: %+v", res.Content)
+		}
+		done <- err
+	}()
+	next := func() note {
+		t.Helper()
+		select {
+		case n := <-notes:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no progress notification")
+		}
+		return note{}
+	}
+	first := next()
+	if !strings.Contains(first.msg, "waiting for your approval") {
+		t.Fatalf("first progress %+v, want the queue's", first)
+	}
+	q := waitingCall(t, person)
+	if err := person.DecideQueued(context.Background(), q.ID, store.VerdictRunOnce, "packs-approve", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := []note{first}
+	for got[len(got)-1].msg != "" || len(got) < 2 {
+		got = append(got, next())
+	}
+	queued := len(got) - 2
+	want := []note{{float64(queued) + 1, float64(queued) + 2, "half way"}, {float64(queued) + 2, float64(queued) + 2, ""}}
+	if g := got[queued:]; g[0] != want[0] || g[1] != want[1] {
+		t.Fatalf("the guest's progress came as %+v, want %+v after %d of the queue's", g, want, queued)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].progress <= got[i-1].progress {
+			t.Fatalf("progress %+v does not grow", got)
+		}
 	}
 }
