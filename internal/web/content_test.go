@@ -16,7 +16,8 @@ import (
 var mediaPack, _ = filepath.Abs(filepath.Join("testdata", "media"))
 
 // mediaBlocks are the arguments of a show call: a text, a real PNG, a WAV
-// header, a text file and a binary one.
+// header, a text file, a binary one, and a file whose URI's escapes are
+// not UTF-8.
 func mediaBlocks(t *testing.T) map[string]any {
 	t.Helper()
 	pic, err := os.ReadFile(filepath.Join(notesPack, "assets", "pixel.png"))
@@ -31,6 +32,7 @@ func mediaBlocks(t *testing.T) map[string]any {
 		map[string]any{"type": "audio", "data": enc(wav), "mimeType": "audio/wav"},
 		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///notes.md", "mimeType": "text/markdown", "text": "<b>not html</b>"}},
 		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///page.html", "mimeType": "text/html", "blob": enc([]byte("<script>window.pwned=1</script>"))}},
+		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///bad%E0name", "text": "x"}},
 	}}
 }
 
@@ -48,8 +50,8 @@ func TestByHandContentBlocks(t *testing.T) {
 	for _, b := range r.Blocks {
 		types = append(types, b["type"].(string))
 	}
-	if got := strings.Join(types, ","); got != "text,image,audio,resource,resource" || r.Error != "" {
-		t.Fatalf("blocks %s (error %q), want text,image,audio,resource,resource", got, r.Error)
+	if got := strings.Join(types, ","); got != "text,image,audio,resource,resource,resource" || r.Error != "" {
+		t.Fatalf("blocks %s (error %q), want text,image,audio and three resources", got, r.Error)
 	}
 	if r.Blocks[1]["mimeType"] != "image/png" || r.Blocks[1]["data"] == "" {
 		t.Errorf("image block = %v", r.Blocks[1])
@@ -76,7 +78,7 @@ func TestBrowserContentBlocks(t *testing.T) {
 	b.poll("the text shows", `[...document.querySelectorAll(".tool-out .blocks pre")].some(p => p.textContent === "a pixel")`)
 	b.poll("the image loads inline", `(() => { const i = document.querySelector(".tool-out .blocks img.inline-img"); return i && i.complete && i.naturalWidth > 0; })()`)
 	b.poll("the audio has a player", `(() => { const a = document.querySelector(".tool-out .blocks audio[controls]"); return a && a.src.startsWith("data:audio/wav;base64,"); })()`)
-	b.poll("the files are downloads", `(() => { const l = [...document.querySelectorAll(".tool-out .block-resource a.download")]; return l.length === 2 && l[0].download === "notes.md" && l[1].download === "page.html" && l.every(a => a.href.startsWith("data:application/octet-stream;base64,")); })()`)
+	b.poll("the files are downloads", `(() => { const l = [...document.querySelectorAll(".tool-out .block-resource a.download")]; return l.length === 3 && l[0].download === "notes.md" && l[1].download === "page.html" && l[2].download === "bad%E0name" && l.every(a => a.href.startsWith("data:application/octet-stream;base64,")); })()`)
 	b.poll("the text file shows as text", `[...document.querySelectorAll(".tool-out .block-resource pre")].some(p => p.textContent === "<b>not html</b>") && !document.querySelector(".tool-out .block-resource b")`)
 	if pwned := must(t, b.ctx, chromedp.Evaluate[bool](`window.pwned === 1`)); pwned {
 		t.Error("a resource's HTML ran in the page")

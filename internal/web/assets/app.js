@@ -382,7 +382,10 @@ function resultView(content) {
 // resources as files to download (a text one shown too). Nothing is ever
 // rendered as HTML: a file's link is application/octet-stream.
 function blocksView(blocks) {
-  const fileName = uri => decodeURIComponent((uri.split(/[?#]/)[0].split("/").pop()) || "file");
+  const fileName = uri => {
+    const last = uri.split(/[?#]/)[0].split("/").pop() || "file";
+    try { return decodeURIComponent(last); } catch { return last; } // "%E0" is not UTF-8
+  };
   const dataURL = (type, b64) => "data:" + type + ";base64," + b64;
   return el("div", { class: "blocks" }, ...blocks.map(b => {
     switch (b.type) {
