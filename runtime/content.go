@@ -284,7 +284,8 @@ func base64Member(m map[string]json.RawMessage, key string) ([]byte, error) {
 	return b, nil
 }
 
-// checkURI accepts an absolute URI without spaces or control characters.
+// checkURI accepts an absolute URI without spaces or control characters,
+// whose scheme names a resource rather than code or inline data.
 func checkURI(s string) error {
 	if len(s) > MaxResourceURI {
 		return fmt.Errorf("%d bytes: at most %d", len(s), MaxResourceURI)
@@ -296,8 +297,12 @@ func checkURI(s string) error {
 	if err != nil {
 		return err
 	}
-	if u.Scheme == "" {
+	switch u.Scheme { // url.Parse lowercases it
+	case "":
 		return errors.New("it has no scheme: write e.g. file:///report.csv")
+	case "javascript", "vbscript", "data":
+		// A client that shows the URI as a link would run or load it.
+		return fmt.Errorf("scheme %q is not a resource's name: write e.g. file:///report.csv", u.Scheme)
 	}
 	return nil
 }

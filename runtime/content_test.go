@@ -97,6 +97,8 @@ func TestParseContent(t *testing.T) {
 		{name: "resource with neither", in: `{"content":[{"type":"resource","resource":{"uri":"file:///a"}}]}`, block: 1, wantErr: "exactly one of"},
 		{name: "resource with empty text", in: `{"content":[{"type":"resource","resource":{"uri":"file:///a","text":""}}]}`, block: 1, wantErr: `"text" is empty`},
 		{name: "resource without a scheme", in: `{"content":[{"type":"resource","resource":{"uri":"report.csv","text":"x"}}]}`, block: 1, wantErr: "no scheme"},
+		{name: "javascript uri", in: `{"content":[{"type":"resource","resource":{"uri":"JavaScript:alert(1)","text":"x"}}]}`, block: 1, wantErr: `scheme "javascript"`},
+		{name: "data uri", in: `{"content":[{"type":"resource","resource":{"uri":"data:text/html,<b>","text":"x"}}]}`, block: 1, wantErr: `scheme "data"`},
 		{name: "resource uri with a newline", in: `{"content":[{"type":"resource","resource":{"uri":"file:///a\nb","text":"x"}}]}`, block: 1, wantErr: "control character"},
 		{name: "resource uri too long", in: `{"content":[{"type":"resource","resource":{"uri":"file:///` + strings.Repeat("a", MaxResourceURI) + `","text":"x"}}]}`, block: 1, wantErr: "at most 2048"},
 		{name: "resource bad media type", in: `{"content":[{"type":"resource","resource":{"uri":"file:///a","mimeType":"text/","text":"x"}}]}`, block: 1, wantErr: "not a media type"},
