@@ -48,10 +48,11 @@ const rustPlugin = "../wasm-examples/text-kit/bin/text-kit.wasm"
 // Between calls it waits for the pool to be full again, as it is when calls
 // are seconds apart: p50-ns is the call as the caller sees it; ns/op also
 // includes that wait (the pool's background refill), so it is the sustained
-// rate of one caller.
+// rate of one caller. Its peers (see peers_test.go) run the same module
+// without packs; their p50-ns is the comparison.
 func BenchmarkWarmCall(b *testing.B) {
 	for _, g := range benchGuests(b) {
-		b.Run(g.name, func(b *testing.B) {
+		b.Run(g.name+"/packs", func(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: 2})
 			p := modulePack(b, "warm", "", g.src, map[string]string{"echo": g.fn})
 			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
@@ -73,6 +74,25 @@ func BenchmarkWarmCall(b *testing.B) {
 			}
 			reportPercentiles(b, durs)
 		})
+		for _, kind := range peerKinds(g.fn == "") {
+			b.Run(g.name+"/peer="+kind, func(b *testing.B) {
+				pr := peerFactory(b, kind, g.src, g.fn)()
+				defer pr.close(context.Background())
+				if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+				durs := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					begin := time.Now()
+					if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+						b.Fatal(err)
+					}
+					durs = append(durs, time.Since(begin))
+				}
+				reportPercentiles(b, durs)
+			})
+		}
 	}
 }
 
@@ -132,10 +152,12 @@ func BenchmarkFirstCall(b *testing.B) {
 
 // BenchmarkThroughput runs calls from GOMAXPROCS goroutines at once, each
 // on a fresh instance: calls/s is what the machine sustains (instantiation
-// included, as the pool cannot refill faster than the cores allow).
+// included, as the pool cannot refill faster than the cores allow). Its
+// peers run as many goroutines, each with its own peer (one kept instance
+// each, for peer=extism-reused).
 func BenchmarkThroughput(b *testing.B) {
 	for _, g := range benchGuests(b) {
-		b.Run(g.name, func(b *testing.B) {
+		b.Run(g.name+"/packs", func(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: goruntime.GOMAXPROCS(0)})
 			p := modulePack(b, "many", "", g.src, map[string]string{"echo": g.fn})
 			gr := h.grant(p, nil)
@@ -154,6 +176,24 @@ func BenchmarkThroughput(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
 		})
+		for _, kind := range peerKinds(g.fn == "") {
+			b.Run(g.name+"/peer="+kind, func(b *testing.B) {
+				newPeer := peerFactory(b, kind, g.src, g.fn)
+				b.ResetTimer()
+				begin := time.Now()
+				b.RunParallel(func(pb *testing.PB) {
+					pr := newPeer()
+					defer pr.close(context.Background())
+					for pb.Next() {
+						if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
+			})
+		}
 	}
 }
 
