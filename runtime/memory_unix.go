@@ -14,7 +14,11 @@ import (
 // place. Nothing is ever copied, the kernel hands out zero pages as the
 // guest first touches them, and Free unmaps the lot. It returns nil when
 // the mapping fails (the caller falls back to the Go heap).
-func (b *memBudget) reserve(capacity, maximum uint64) experimental.LinearMemory {
+//
+// A memory that starts from img (nil for none) has it mapped over its
+// place in the reservation (mapImage), or, where it cannot be, copied in
+// by the first Reallocate.
+func (b *memBudget) reserve(capacity, maximum uint64, img *dataImage) experimental.LinearMemory {
 	size := max(min(maximum, uint64(b.limit)), capacity)
 	if size == 0 || size > 1<<32 {
 		return nil
@@ -23,15 +27,20 @@ func (b *memBudget) reserve(capacity, maximum uint64) experimental.LinearMemory 
 	if err != nil {
 		return nil
 	}
-	return &mappedMemory{b: b, mem: mem}
+	m := &mappedMemory{b: b, mem: mem, image: img}
+	if img != nil && mapImage(mem, img) {
+		m.image = nil // in place already
+	}
+	return m
 }
 
 // mappedMemory is a linear memory in a reserved mapping.
 type mappedMemory struct {
 	b     *memBudget
-	mem   []byte // the whole mapping, as syscall.Mmap returned it
-	size  uint64 // bytes accessible
-	sized bool   // the first Reallocate (the declared minimum) happened
+	mem   []byte     // the whole mapping, as syscall.Mmap returned it
+	size  uint64     // bytes accessible
+	sized bool       // the first Reallocate (the declared minimum) happened
+	image *dataImage // to copy in at the first Reallocate; nil for none
 }
 
 // Reallocate implements experimental.LinearMemory. A nil result is what
@@ -58,6 +67,9 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	m.size = size
+	if first && m.image != nil {
+		m.image.install(m.mem[:size])
+	}
 	return m.mem[:size:size]
 }
 
