@@ -6,6 +6,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,7 +200,8 @@ func BenchmarkThroughput(b *testing.B) {
 
 // BenchmarkPooledInstanceMemory measures what one ready instance holds:
 // rss-B/instance is the growth of the process's resident memory (linear
-// memories live outside the Go heap on Linux, in pages the guest touched),
+// memories live outside the Go heap on Linux, in pages the guest touched;
+// pages of a module's data image that instances share count once),
 // heap-B/instance that of the Go heap (wazero's per-instance state). The
 // compiled code is shared and counted in neither.
 func BenchmarkPooledInstanceMemory(b *testing.B) {
@@ -254,21 +256,29 @@ func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
 	return s
 }
 
-// memoryInUse returns the process's resident bytes (from /proc) and the Go
-// heap in use, after a garbage collection.
-func memoryInUse(b *testing.B) (rss, heap int64) {
+// memoryInUse returns the process's proportional set size (its resident
+// memory, a page mapped N times counting 1/N each time: pages that
+// instances share count once), from /proc, and the Go heap in use, after a
+// garbage collection.
+func memoryInUse(b *testing.B) (pss, heap int64) {
 	goruntime.GC()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
-	statm, err := os.ReadFile("/proc/self/statm")
+	rollup, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
-		b.Skipf("no /proc/self/statm to read resident memory from: %v", err)
+		b.Skipf("no /proc/self/smaps_rollup to read resident memory from: %v", err)
 	}
-	var size, resident int64
-	if _, err := fmt.Sscan(string(statm), &size, &resident); err != nil {
-		b.Fatal(err)
+	for _, line := range strings.Split(string(rollup), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10, int64(ms.HeapInuse)
+		}
 	}
-	return resident * int64(os.Getpagesize()), int64(ms.HeapInuse)
+	b.Fatalf("no Pss in /proc/self/smaps_rollup:\n%s", rollup)
+	return 0, 0
 }
 
 // onlyPool returns the Runtime's one pool.
@@ -334,5 +344,95 @@ func BenchmarkPipelineCall(b *testing.B) {
 			}
 			reportPercentiles(b, durs)
 		})
+	}
+}
+
+// warmPacks is how many packs BenchmarkWarmPacks keeps warm.
+const warmPacks = 50
+
+// BenchmarkWarmPacks keeps warmPacks packs of the same module warm (each
+// its own pool, as installed packs are) and calls them round robin:
+// rss-MB is the growth of the process's resident memory (see memoryInUse)
+// with every pool full, p50-ns the call. Its peer keeps one instance per
+// pack.
+func BenchmarkWarmPacks(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		if g.fn == "" {
+			continue
+		}
+		b.Run(g.name+"/packs", func(b *testing.B) {
+			h := newHarness(b, Config{})
+			var invs []Invocation
+			for i := range warmPacks {
+				p := modulePack(b, fmt.Sprintf("warm%d", i), "", g.src, map[string]string{"echo": g.fn})
+				invs = append(invs, h.invocation(p, "echo", benchInput, h.grant(p, nil)))
+			}
+			call := func(inv Invocation) {
+				if _, err := h.rt.invoke(context.Background(), inv); err != nil {
+					b.Fatal(err)
+				}
+			}
+			call(invs[0]) // compiles
+			rss0, _ := memoryInUse(b)
+			for _, inv := range invs {
+				call(inv)
+			}
+			waitPoolsFull(h.rt)
+			rss1, _ := memoryInUse(b)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				begin := time.Now()
+				call(invs[i%len(invs)])
+				durs = append(durs, time.Since(begin))
+			}
+			reportPercentiles(b, durs)
+			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+		})
+		b.Run(g.name+"/peer=extism-reused", func(b *testing.B) {
+			newPeer := peerFactory(b, "extism-reused", g.src, g.fn)
+			first := newPeer()
+			defer first.close(context.Background())
+			if err := first.call(context.Background(), []byte(benchInput)); err != nil {
+				b.Fatal(err)
+			}
+			rss0, _ := memoryInUse(b)
+			peers := make([]peer, warmPacks)
+			for i := range peers {
+				peers[i] = newPeer()
+				defer peers[i].close(context.Background())
+				if err := peers[i].call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rss1, _ := memoryInUse(b)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				begin := time.Now()
+				if err := peers[i%len(peers)].call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(begin))
+			}
+			reportPercentiles(b, durs)
+			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+		})
+	}
+}
+
+// waitPoolsFull waits until no pool of rt is building.
+func waitPoolsFull(rt *Runtime) {
+	for {
+		rt.mu.Lock()
+		busy := false
+		for _, p := range rt.pools {
+			busy = busy || p.building.Load()
+		}
+		rt.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -54,6 +54,7 @@ type instance struct {
 	stderr *limitWriter  // logs
 	mod    api.Module    // WASI
 	plugin *extism.Plugin
+	cost   int64 // what it holds while ready in a pool (see pool)
 }
 
 // ahead returns the Call of an instance built ahead of its call, by a pool:

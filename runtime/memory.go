@@ -42,6 +42,26 @@ type memBudget struct {
 	imageAt   int
 	allocated int  // memories allocated so far (instantiation is sequential)
 	installed bool // the image went into a memory of its module's size
+	mems      []linearMemory
+}
+
+// linearMemory is a linear memory that can tell how much memory of its own
+// it holds.
+type linearMemory interface {
+	experimental.LinearMemory
+	private() int64
+}
+
+// private returns the memory the instance's linear memories hold that is
+// theirs alone: what a ready instance in a pool costs (see pool), beyond
+// the compiled code and data images its module's instances share. The
+// instance must not be running.
+func (b *memBudget) private() int64 {
+	var n int64
+	for _, m := range b.mems {
+		n += m.private()
+	}
+	return n
 }
 
 func newMemBudget(pages uint32, image *dataImage, imageAt int) *memBudget {
@@ -57,9 +77,12 @@ func (b *memBudget) Allocate(capacity, maximum uint64) experimental.LinearMemory
 	}
 	b.allocated++
 	if m := b.reserve(capacity, maximum, img); m != nil {
+		b.mems = append(b.mems, m)
 		return m
 	}
-	return &heapMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit)), image: img}
+	m := &heapMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit)), image: img}
+	b.mems = append(b.mems, m)
+	return m
 }
 
 // checkImage reports an instance whose module's memory should have started
@@ -124,6 +147,8 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 	}
 	return m.buf
 }
+
+func (m *heapMemory) private() int64 { return int64(len(m.buf)) }
 
 // Free implements experimental.LinearMemory: the garbage collector reclaims
 // the buffer once the instance is closed.

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -39,4 +41,43 @@ func mapImage(mem []byte, img *dataImage) bool {
 	at := unsafe.Pointer(&mem[img.off])
 	got, err := unix.MmapPtr(int(img.file.Fd()), 0, at, uintptr(img.size), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_FIXED)
 	return err == nil && got == at
+}
+
+// pagemap is /proc/self/pagemap, nil when it cannot be read.
+var pagemap = sync.OnceValue(func() *os.File {
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil
+	}
+	return f
+})
+
+// privateBytes returns how much of mem is in pages of this mapping's own:
+// present and not shared with a file (a page of a data image the guest
+// has not written is the image's, shared by every instance). Where the
+// page map cannot be read, all of mem counts.
+func privateBytes(mem []byte) int64 {
+	f := pagemap()
+	page := os.Getpagesize()
+	if f == nil || len(mem) == 0 {
+		return int64(len(mem))
+	}
+	const present, fileOrShared = 1 << 63, 1 << 61
+	first := uintptr(unsafe.Pointer(&mem[0])) / uintptr(page)
+	n := (len(mem) + page - 1) / page
+	buf := make([]byte, 8*min(n, 4096))
+	var private int64
+	for done := 0; done < n; {
+		chunk := buf[:8*min(n-done, 4096)]
+		if _, err := f.ReadAt(chunk, int64(first+uintptr(done))*8); err != nil {
+			return int64(len(mem))
+		}
+		for i := 0; i < len(chunk); i += 8 {
+			if e := binary.LittleEndian.Uint64(chunk[i:]); e&present != 0 && e&fileOrShared == 0 {
+				private += int64(page)
+			}
+		}
+		done += len(chunk) / 8
+	}
+	return private
 }

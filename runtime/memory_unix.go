@@ -2,11 +2,7 @@
 
 package runtime
 
-import (
-	"syscall"
-
-	"github.com/tetratelabs/wazero/experimental"
-)
+import "syscall"
 
 // reserve maps address space for a memory that may grow to the smaller of
 // its declared maximum and the budget (at least its minimum), with no
@@ -18,7 +14,7 @@ import (
 // A memory that starts from img (nil for none) has it mapped over its
 // place in the reservation (mapImage), or, where it cannot be, copied in
 // by the first Reallocate.
-func (b *memBudget) reserve(capacity, maximum uint64, img *dataImage) experimental.LinearMemory {
+func (b *memBudget) reserve(capacity, maximum uint64, img *dataImage) linearMemory {
 	size := max(min(maximum, uint64(b.limit)), capacity)
 	if size == 0 || size > 1<<32 {
 		return nil
@@ -72,6 +68,8 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 	}
 	return m.mem[:size:size]
 }
+
+func (m *mappedMemory) private() int64 { return privateBytes(m.mem[:m.size]) }
 
 // Free implements experimental.LinearMemory. wazero calls it once the
 // module is closed and no call runs in it any more.
