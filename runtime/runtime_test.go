@@ -610,15 +610,21 @@ func TestPoolBounds(t *testing.T) {
 		}
 		waitPoolsFull(h.rt)
 		h.rt.mu.Lock()
-		pooled, holding := h.rt.pooled, 0
+		pooled, holding, newest := h.rt.pooled, 0, 0
 		var sum int64
-		for _, p := range h.rt.pools {
+		for k, p := range h.rt.pools {
 			sum += p.bytes
 			if len(p.ready) > 0 {
 				holding++
+				if k.workspace == inv.Workspace {
+					newest++
+				}
 			}
 		}
 		h.rt.mu.Unlock()
+		if newest != 1 {
+			t.Fatalf("after %d keys: the key just used has no ready instance: older ones were kept instead", i+1)
+		}
 		if pooled > budget || sum != pooled {
 			t.Fatalf("after %d keys: the pools hold %d bytes (counted %d), the budget is %d", i+1, sum, pooled, budget)
 		}
