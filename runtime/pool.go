@@ -178,10 +178,10 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	return p
 }
 
-// instanceHeap is what an instance holds on the Go heap, wazero's and
-// go-sdk's state: BenchmarkPooledInstanceMemory measures 8 KiB for a WAT
-// plugin and 150 KiB for a Go plugin.
-const instanceHeap = 64 << 10
+// instanceHeap is what an instance is counted to hold on the Go heap,
+// wazero's and go-sdk's state: BenchmarkPooledInstanceMemory measures 8 KiB
+// for a WAT plugin and 150 KiB for a Go plugin; the count takes the larger.
+const instanceHeap = 160 << 10
 
 // admit makes room for a ready instance of p that costs cost, closing the
 // least recently used other pools as needed, and counts it. It returns
