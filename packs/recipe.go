@@ -71,10 +71,9 @@ func ValidConfirmation(s string) bool {
 	return false
 }
 
-// RiskLevel is how much a step can break, for the approver and the policy.
-type RiskLevel string
-
-var riskLevels = []RiskLevel{"low", "moderate", "high", "critical"}
+// RiskLevel is how much a step can break, for the approver and the policy
+// (capability.RiskLevels lists them).
+type RiskLevel = capability.RiskLevel
 
 // Recipe is one recipes/*.yaml file, checked at load.
 type Recipe struct {
@@ -879,7 +878,7 @@ func (p *recipeParser) step(n *yaml.Node, what string, keys []string) (RecipeSte
 			}
 		case "risk_level":
 			if r, ok := p.str(v, "risk_level"); ok {
-				if !slices.Contains(riskLevels, RiskLevel(r)) {
+				if !RiskLevel(r).Valid() {
 					p.errorf(v, "recipe-risk", "risk_level %q is not low, moderate, high or critical", r)
 					bad = true
 				}

@@ -17,7 +17,9 @@
 // approves anything by itself, so where nothing already approves its class
 // it asks, as prompt does. always skips the blanket approvers and the
 // chat's memory: a person is asked for that call (or, with nobody to ask,
-// it is denied).
+// it is denied). A step whose risk_level is at or above the policy's
+// never_auto_approve_risk is always, and the policy's auto_approve does
+// not approve it either.
 package recipe
 
 import (
@@ -267,14 +269,16 @@ func (s *runState) record(c Call) {
 // className is the call class of the recipe's builtin calls.
 func (s *runState) className() string { return s.r.Pack.Name + "__recipe_" + s.rc.ID }
 
-// request is the pipeline request for one call at confirmation level conf.
-func (s *runState) request(ph Phase, id string, conf packs.Confirmation) runtime.Request {
+// request is the pipeline request for one call at confirmation level conf
+// and risk level risk. A risk the policy wants a person for
+// (never_auto_approve_risk) makes the call always, whatever the step says.
+func (s *runState) request(ph Phase, id string, conf packs.Confirmation, risk packs.RiskLevel) runtime.Request {
 	req := runtime.Request{
 		Invocation: s.res.Run + "." + string(ph) + "." + id,
 		Chat:       s.r.Chat, Client: s.r.Client,
-		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace,
+		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace, RiskLevel: risk,
 	}
-	if conf == packs.ConfirmAlways {
+	if conf == packs.ConfirmAlways || s.r.Pipeline.Policy().PersonRequired(risk) {
 		req.Approvers = append(req.Approvers, s.r.Approvers...)
 		return req
 	}
@@ -286,7 +290,7 @@ func (s *runState) request(ph Phase, id string, conf packs.Confirmation) runtime
 // step runs a step, a verification check or a rollback step.
 func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Call, error) {
 	c := Call{Phase: ph, ID: st.ID, Name: st.Name, Confirmation: st.Confirmation, RiskLevel: st.RiskLevel, Tool: st.Tool}
-	req := s.request(ph, st.ID, st.Confirmation)
+	req := s.request(ph, st.ID, st.Confirmation, st.RiskLevel)
 	if st.Command != nil {
 		argv, err := st.Command.Expand(s.args)
 		c.Argv = argv
@@ -399,7 +403,7 @@ func (s *runState) outcome(c *Call, o runtime.Outcome, check func(int, []byte, [
 func (s *runState) precondition(ctx context.Context, i int, pc packs.Precondition) (Call, error) {
 	id := fmt.Sprintf("%d-%s", i+1, strings.ReplaceAll(pc.Check, "_", "-"))
 	c := Call{Phase: PhasePrecondition, ID: id, Name: pc.Check, Confirmation: packs.ConfirmAuto}
-	req := s.request(PhasePrecondition, id, packs.ConfirmAuto)
+	req := s.request(PhasePrecondition, id, packs.ConfirmAuto, "")
 	switch pc.Check {
 	case "custom":
 		argv, err := pc.Command.Expand(s.args)
