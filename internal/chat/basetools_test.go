@@ -390,7 +390,7 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(args) {
 			return // Call refuses invalid JSON before prepare
 		}
-		p, err := s.prepare(name, args)
+		p, err := s.prepare(name, args, nil)
 		if err != nil {
 			if k := errorKind(err); k == ErrKindInternal {
 				t.Fatalf("%s %s: unclassified error %v", name, args, err)

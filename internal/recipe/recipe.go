@@ -128,6 +128,9 @@ type Runner struct {
 	Environ []string
 	// OnCall, when set, is told about each call as it ends.
 	OnCall func(Call)
+	// RunID is the run's id (NewRunID), for a front end that shows the
+	// run before it starts; empty gets a fresh one.
+	RunID string
 	// Mocks, when not nil, answer every native command instead of running
 	// it (recipe tests): a command no mock matches fails with exit status
 	// 127, and command_exists finds every granted program. The calls still
@@ -148,7 +151,11 @@ func (r *Runner) Run(ctx context.Context, rc *packs.Recipe, args json.RawMessage
 	if r.Pipeline == nil || r.Pack == nil || rc == nil {
 		return Result{}, ErrNoPipeline
 	}
-	run := &runState{r: r, rc: rc, args: args, res: Result{Run: NewRunID(), Pack: r.Pack.Name, Recipe: rc.ID}}
+	id := r.RunID
+	if id == "" {
+		id = NewRunID()
+	}
+	run := &runState{r: r, rc: rc, args: args, res: Result{Run: id, Pack: r.Pack.Name, Recipe: rc.ID}}
 	err := run.all(ctx)
 	return run.res, err
 }
@@ -274,7 +281,7 @@ func (s *runState) className() string { return s.r.Pack.Name + "__recipe_" + s.r
 // (never_auto_approve_risk) makes the call always, whatever the step says.
 func (s *runState) request(ph Phase, id string, conf packs.Confirmation, risk packs.RiskLevel) runtime.Request {
 	req := runtime.Request{
-		Invocation: s.res.Run + "." + string(ph) + "." + id,
+		Invocation: Invocation(s.res.Run, ph, id),
 		Chat:       s.r.Chat, Client: s.r.Client,
 		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace, RiskLevel: risk,
 	}
@@ -399,9 +406,59 @@ func (s *runState) outcome(c *Call, o runtime.Outcome, check func(int, []byte, [
 	c.OK = true
 }
 
+// preconditionID is the id of a recipe's i-th precondition (from 0).
+func preconditionID(i int, pc packs.Precondition) string {
+	return fmt.Sprintf("%d-%s", i+1, strings.ReplaceAll(pc.Check, "_", "-"))
+}
+
+// Invocation is the invocation id of a run's call.
+func Invocation(run string, ph Phase, id string) string { return run + "." + string(ph) + "." + id }
+
+// Planned is one call a run will make, as known before it starts.
+type Planned struct {
+	Phase        Phase              `json:"phase"`
+	ID           string             `json:"id"`
+	Invocation   string             `json:"invocation"`
+	Name         string             `json:"name,omitempty"`
+	What         string             `json:"what"` // the command, or "tool NAME"
+	Confirmation packs.Confirmation `json:"confirmation"`
+	RiskLevel    packs.RiskLevel    `json:"risk_level,omitempty"`
+}
+
+// Plan lists the preconditions, steps and verification checks of a run of
+// rc with args (packs.Recipe.Bind) under the run id run, for a front end
+// to show before the calls are made. Rollback steps run only on a failure
+// and are not listed.
+func Plan(run string, rc *packs.Recipe, args json.RawMessage) []Planned {
+	out := []Planned{}
+	for i, pc := range rc.Preconditions {
+		id := preconditionID(i, pc)
+		what := strings.TrimSpace(pc.Check + " " + strings.Join(pc.Args, " "))
+		if pc.Command != nil {
+			what = strings.Join(pc.Command.Argv, " ")
+		}
+		out = append(out, Planned{Phase: PhasePrecondition, ID: id, Invocation: Invocation(run, PhasePrecondition, id), Name: pc.Message, What: what, Confirmation: packs.ConfirmAuto})
+	}
+	add := func(ph Phase, steps []packs.RecipeStep) {
+		for _, st := range steps {
+			what := "tool " + st.Tool
+			if st.Command != nil {
+				what = st.Command.Text
+				if argv, err := st.Command.Expand(args); err == nil {
+					what = strings.Join(argv, " ")
+				}
+			}
+			out = append(out, Planned{Phase: ph, ID: st.ID, Invocation: Invocation(run, ph, st.ID), Name: st.Name, What: what, Confirmation: st.Confirmation, RiskLevel: st.RiskLevel})
+		}
+	}
+	add(PhaseStep, rc.Steps)
+	add(PhaseVerification, rc.Verification)
+	return out
+}
+
 // precondition runs one precondition as a gated call.
 func (s *runState) precondition(ctx context.Context, i int, pc packs.Precondition) (Call, error) {
-	id := fmt.Sprintf("%d-%s", i+1, strings.ReplaceAll(pc.Check, "_", "-"))
+	id := preconditionID(i, pc)
 	c := Call{Phase: PhasePrecondition, ID: id, Name: pc.Check, Confirmation: packs.ConfirmAuto}
 	req := s.request(PhasePrecondition, id, packs.ConfirmAuto, "")
 	switch pc.Check {
