@@ -203,6 +203,7 @@ function openChat(c) {
     turnEnded();
   });
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
+  recipeEvents(on); // recipes.js
 }
 
 // setMarkdown shows a reply as the HTML the server rendered from its
@@ -404,6 +405,7 @@ const capWords = {
 };
 
 function pendingCard(d) {
+  if (isRecipeCall(d.invocation)) return recipePending(d); // a row of a recipe's card (recipes.js)
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
   card.classList.add("pending");
@@ -440,6 +442,7 @@ function pendingCard(d) {
 }
 
 function decidedCard(d) {
+  if (isRecipeCall(d.invocation)) return recipeDecided(d);
   const card = $(`.tool-card[data-invocation="${CSS.escape(d.invocation)}"]`);
   if (!card) return;
   card.classList.remove("pending");
