@@ -183,6 +183,11 @@ func TestBrowserRecipe(t *testing.T) {
 	if br := gitRun(t, "/usr/bin/git", ws, "rev-parse", "--abbrev-ref", "HEAD"); br != "main" {
 		t.Errorf("HEAD is on %s after the rollback, want main", br)
 	}
+	// A reload draws both runs again from the chat's history.
+	b.poll("the second reply arrives", `document.querySelector("#log").textContent.includes("it was rolled back.")`)
+	b.step("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.poll("both runs are drawn again", count(".recipe-card")+` === 2 && `+count(".recipe-card .recipe-rollback:not([hidden]) .recipe-step.ok")+` === 3 && `+
+		count(".recipe-step.ok")+` === 9 + 6 + 3`)
 	if out := gitRun(t, "/usr/bin/git", ws, "branch", "--list", "feature/bad"); out != "" {
 		t.Errorf("the branch is still there: %q", out)
 	}

@@ -224,6 +224,7 @@ function renderHistory(c) {
         const card = toolCard(tc.id, tc.name, tc.arguments);
         const r = results.get(tc.id);
         if (r) showResult(card, r.content, r.is_error, []);
+        if (r && tc.name === "run_recipe") recipeFromResult(tc.id, r.content); // recipes.js
       }
     }
   }

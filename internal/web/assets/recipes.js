@@ -140,6 +140,16 @@ function paramsDone(d) {
   if (form) form.replaceWith(el("p", { class: "muted small" }, d.cancelled ? "The parameters were not given: the run did not start." : "Parameters given."));
 }
 
+// recipeFromResult draws a finished run's rows from its RecipeResult (the
+// run_recipe result, or the output of its failure), for a chat read again.
+function recipeFromResult(callID, content) {
+  const p = parseJSON(content);
+  const res = p.ok && p.value && (p.value.calls ? p.value : p.value.output);
+  if (!res || !Array.isArray(res.calls)) return;
+  recipeStart({ call_id: callID, run: res.run, pack: res.pack, recipe: res.recipe, steps: [] });
+  for (const c of res.calls) recipeCall({ call_id: callID, run: res.run, call: c });
+}
+
 // recipeEvents subscribes a chat's event stream to the recipe cards.
 function recipeEvents(on) {
   on("recipe_start", recipeStart);
