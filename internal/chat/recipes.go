@@ -24,6 +24,17 @@ var runRecipeTool = llm.Tool{
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"pack_id":{"type":"string"},"recipe":{"type":"string","description":"the recipe's id"},"parameters":{"type":"object","additionalProperties":{"type":["string","number","boolean"]},"description":"the recipe's parameters by name"}},"required":["pack_id","recipe"],"additionalProperties":false}`),
 }
 
+// Blanket marks an approver that stands for a yes given before any call
+// was seen (packs chat --message --yes), not for a person looking at each
+// call. A recipe run takes it as the run's blanket yes: its auto and prompt
+// steps run past it, but a step marked always, or one whose risk the
+// policy's never_auto_approve_risk holds back, needs a person, so it does
+// not approve those.
+type Blanket interface {
+	capability.Approver
+	Blanket()
+}
+
 // ParamAsker is an approver that can ask the person for a recipe's missing
 // parameters (the terminal, the web app), so that the model never has to
 // guess them. With an approver that is not one, run_recipe refuses a call
@@ -171,7 +182,9 @@ func (s *Session) prepareRunRecipe(raw json.RawMessage, approver capability.Appr
 			Pipeline: s.deps.Pipeline, Pack: a.pack, Ref: a.ref, Workspace: s.workspace,
 			Chat: s.id, Memory: s.memory, Client: client, RunID: recipe.NewRunID(),
 		}
-		if approver != nil {
+		if _, ok := approver.(Blanket); ok {
+			r.Blanket = []capability.Approver{approver}
+		} else if approver != nil {
 			r.Approvers = []capability.Approver{approver}
 		}
 		if w, ok := approver.(RecipeWatcher); ok {

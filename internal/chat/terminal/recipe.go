@@ -12,7 +12,12 @@ import (
 var (
 	_ chat.ParamAsker    = (*ui)(nil)
 	_ chat.RecipeWatcher = (*ui)(nil)
+	_ chat.Blanket       = Yes{}
 )
+
+// Blanket marks --yes as a yes given before the calls were seen: a recipe
+// step marked always still needs a person.
+func (Yes) Blanket() {}
 
 // errNoValue: the person left a recipe parameter empty, or Ctrl-C.
 var errNoValue = errors.New("terminal: no value given")

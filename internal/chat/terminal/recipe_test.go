@@ -26,33 +26,8 @@ func TestRecipeAtTheTerminal(t *testing.T) {
 		t.Skip("git is not installed in /usr/bin")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	src, _ := filepath.Abs(filepath.Join("..", "..", "..", "wasm-examples", "git-flow"))
-	st, err := home.Stage(ctx, src, packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Commit(ctx, []capability.Name{capability.TerminalExec}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, home.DBPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.PutGrant(ctx, "git-flow", "", capability.UserGrant{Capability: capability.TerminalExec, Scope: capability.ScopePersistent}); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	e, err := openEnv(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.close)
-
+	e := execEnv(t, src, "git-flow")
 	ws := t.TempDir()
 	patch := "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1,2 @@\n hello\n+world\n"
 	for name, content := range map[string]string{"README": "hello\n", "good.patch": patch} {
@@ -106,5 +81,82 @@ func TestRecipeAtTheTerminal(t *testing.T) {
 	}
 	if n := strings.Count(got, "+-- tool call: git-flow__recipe_feature-branch"); n != 1 {
 		t.Errorf("the person was asked %d times about the recipe's calls, want once (then allowed for the chat)", n)
+	}
+}
+
+// execEnv is a state directory with the pack at src installed under name
+// and granted terminal_exec.
+func execEnv(t *testing.T, src, name string) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := home.Stage(ctx, src, packs.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(ctx, []capability.Name{capability.TerminalExec}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, home.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutGrant(ctx, name, "", capability.UserGrant{Capability: capability.TerminalExec, Scope: capability.ScopePersistent}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	e, err := openEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	return e
+}
+
+// TestOnceYesIsNotAPersonForAlways: packs chat --message --yes approves the
+// turn's calls in advance, as packs recipe run --yes approves a run: a
+// recipe step marked always (or too risky for the policy) still needs a
+// person looking at it, so with nobody at a terminal it is denied, and the
+// steps before it ran.
+func TestOnceYesIsNotAPersonForAlways(t *testing.T) {
+	if _, err := exec.LookPath("/usr/bin/git"); err != nil {
+		t.Skip("git is not installed in /usr/bin")
+	}
+	src := filepath.Join(t.TempDir(), "careful")
+	files := map[string]string{
+		"SKILL.md":   "---\nname: careful\ndescription: A pack with a step that always asks.\n---\n\n# careful\n",
+		"skill.toml": "[skill]\nid = \"careful\"\nname = \"careful\"\nversion = \"1.0.0\"\ndescription = \"t\"\n\n[capabilities]\nterminal_exec = { commands = [\"git\"] }\n",
+		"recipes/r.yaml": "id: r\nname: R\nsteps:\n  - id: look\n    command: git --version\n  - id: careful\n    command: git --version\n    confirmation: always\n",
+	}
+	for rel, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := execEnv(t, src, "careful")
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc(chat.ToolRunRecipe, `{"pack_id":"careful","recipe":"r"}`)}},
+		llmtest.Turn{Text: "Done."},
+	)
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"careful"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if err := Once(context.Background(), s, "run it", OnceOptions{Out: &out, Err: &errOut, Provider: openAI(t, srv), Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, "approved by --yes: tool_failed: runtime: tool failed: recipe careful r: partial at step careful") ||
+		!strings.Contains(got, "denied by gate") {
+		t.Errorf("the always step was not refused:\n%s", got)
 	}
 }
