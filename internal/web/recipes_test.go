@@ -179,7 +179,7 @@ func TestBrowserRecipe(t *testing.T) {
 	}
 	b.poll("the result says rolled back", card+`.querySelector(".result").textContent.includes("rolled_back")`)
 	b.step("scroll to the card", chromedp.Evaluate[chromedp.Void](card+`.scrollIntoView()`))
-	b.shot("web-recipe-rollback")
+	b.shot("recipe-rollback")
 	if br := gitRun(t, "/usr/bin/git", ws, "rev-parse", "--abbrev-ref", "HEAD"); br != "main" {
 		t.Errorf("HEAD is on %s after the rollback, want main", br)
 	}
