@@ -77,7 +77,7 @@ type fixture struct {
 
 // setup loads the pack at dir and builds the real pipeline over a real
 // audit log in SQLite, with the grant g and the policy (TOML, "" for none).
-func setup(t *testing.T, dir string, g grants, policy string) *fixture {
+func setup(t testing.TB, dir string, g grants, policy string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	p, err := packs.Load(dir, packs.LoadOptions{})
@@ -148,7 +148,7 @@ func (f *fixture) auditInvocations(t *testing.T) []string {
 
 // writePack writes a pack folder named name with skill.toml granting
 // commands and the recipe files.
-func writePack(t *testing.T, name string, commands []string, recipes map[string]string) string {
+func writePack(t testing.TB, name string, commands []string, recipes map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	q := make([]string, len(commands))
