@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -141,8 +142,9 @@ type Runner struct {
 // errStepTimeout is the cause of a tool step's own timeout.
 var errStepTimeout = fmt.Errorf("%w: the step's timeout", runtime.ErrTimeout)
 
-// ErrNoPipeline is returned by Run for a Runner without its pipeline or pack.
-var ErrNoPipeline = errors.New("recipe: a runner needs a pipeline and a pack")
+// ErrNoPipeline is returned by Run for a Runner without its pipeline or
+// pack, or with a RunID NewRunID did not make.
+var ErrNoPipeline = errors.New("recipe: a runner needs a pipeline, a pack and a run id of NewRunID")
 
 // Run runs rc with args (packs.Recipe.Bind). A failed or refused call is a
 // Result, not an error: Run returns an error only when a call could not be
@@ -152,13 +154,19 @@ func (r *Runner) Run(ctx context.Context, rc *packs.Recipe, args json.RawMessage
 		return Result{}, ErrNoPipeline
 	}
 	id := r.RunID
-	if id == "" {
+	switch {
+	case id == "":
 		id = NewRunID()
+	case !runIDRE.MatchString(id):
+		return Result{}, fmt.Errorf("%w: run id %q is not one of NewRunID", ErrNoPipeline, id)
 	}
 	run := &runState{r: r, rc: rc, args: args, res: Result{Run: id, Pack: r.Pack.Name, Recipe: rc.ID}}
 	err := run.all(ctx)
 	return run.res, err
 }
+
+// runIDRE is the form of NewRunID's ids.
+var runIDRE = regexp.MustCompile(`^rcp_[0-9a-f]{16}$`)
 
 // NewRunID returns a fresh recipe run id, "rcp_" and 16 hex digits. Every
 // call of the run has an invocation id that starts with it and a ".".

@@ -887,3 +887,41 @@ func TestDescribe(t *testing.T) {
 		t.Error("a pack without recipes")
 	}
 }
+
+// TestRunID: a run takes the id its front end made (NewRunID), and every
+// call's invocation starts with it; an id of another form is refused
+// before any call, so no invocation can be made to look like another run's.
+func TestRunID(t *testing.T) {
+	needGit(t)
+	dir := writePack(t, "ids", []string{"git"}, map[string]string{"r": "id: r\nname: R\nsteps:\n  - id: s\n    command: git --version\n"})
+	f := setup(t, dir, execGrant, "")
+	rc, _ := f.pack.Recipe("r")
+	yes := &person{name: "p", verdict: capability.RunOnce}
+	for _, tt := range []struct {
+		id   string
+		want error
+	}{
+		{"", nil},
+		{NewRunID(), nil},
+		{"rcp_0123", ErrNoPipeline},
+		{"rcp_0123456789abcdef.step.x", ErrNoPipeline},
+		{"inv_0123456789abcdef", ErrNoPipeline},
+	} {
+		r := f.runner(yes)
+		r.RunID = tt.id
+		res, err := r.Run(context.Background(), rc, json.RawMessage(`{}`))
+		if !errors.Is(err, tt.want) {
+			t.Errorf("RunID %q: %v, want %v", tt.id, err, tt.want)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if (tt.id != "" && res.Run != tt.id) || len(res.Calls) != 1 || res.Calls[0].Invocation != Invocation(res.Run, PhaseStep, "s") {
+			t.Errorf("RunID %q: run %s, calls %+v", tt.id, res.Run, res.Calls)
+		}
+	}
+	if n := yes.count(); n != 2 {
+		t.Errorf("the person was asked %d times, want 2 (the refused ids ran nothing)", n)
+	}
+}
