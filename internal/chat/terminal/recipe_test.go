@@ -128,8 +128,8 @@ func TestOnceYesIsNotAPersonForAlways(t *testing.T) {
 	}
 	src := filepath.Join(t.TempDir(), "careful")
 	files := map[string]string{
-		"SKILL.md":   "---\nname: careful\ndescription: A pack with a step that always asks.\n---\n\n# careful\n",
-		"skill.toml": "[skill]\nid = \"careful\"\nname = \"careful\"\nversion = \"1.0.0\"\ndescription = \"t\"\n\n[capabilities]\nterminal_exec = { commands = [\"git\"] }\n",
+		"SKILL.md":       "---\nname: careful\ndescription: A pack with a step that always asks.\n---\n\n# careful\n",
+		"skill.toml":     "[skill]\nid = \"careful\"\nname = \"careful\"\nversion = \"1.0.0\"\ndescription = \"t\"\n\n[capabilities]\nterminal_exec = { commands = [\"git\"] }\n",
 		"recipes/r.yaml": "id: r\nname: R\nsteps:\n  - id: look\n    command: git --version\n  - id: careful\n    command: git --version\n    confirmation: always\n",
 	}
 	for rel, content := range files {
