@@ -311,8 +311,8 @@ func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Cal
 		c.Argv = argv
 		s.commandRequest(&req, ph, st.ID, argv, st.Timeout, err)
 		if st.RiskLevel != "" {
-			// The approver sees the step's risk with the command.
-			req.Builtin.Touches = append(req.Builtin.Touches, "risk_level "+string(st.RiskLevel))
+			// The approval binds the step's risk with the command (the
+			// approver is shown it from Request.RiskLevel).
 			req.Arguments = s.arguments(ph, st.ID, map[string]any{"argv": argv, "risk_level": st.RiskLevel})
 		}
 	} else {
