@@ -109,6 +109,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	if err := c.open(ctx); err != nil {
 		return err
 	}
+	defer c.watch.close()
 	d := newDrain()
 	defer d.end()
 	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
@@ -133,18 +134,25 @@ type conn struct {
 	chat   *chat.Session
 	err    error             // why the chat could not open
 	tools  map[string]string // names registered on srv -> the chat's names
+
+	decl      declIndex // resources.json URIs, filled once as the chat opens
+	watch     *watcher  // files of subscribed resources
+	watchOnce sync.Once // ties watch's end to the session's
 }
 
 func (s *Server) newConn() *conn {
 	c := &conn{s: s, tools: map[string]string{}}
+	c.watch = newWatcher(s.log, c.resourceUpdated)
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
 		SupportedProtocolVersions: protocolVersions(),
 		CompletionHandler:         c.complete,
+		SubscribeHandler:          c.subscribe,
+		UnsubscribeHandler:        c.unsubscribe,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
 		},
