@@ -34,3 +34,15 @@ func testErrorHandling() int32 {
 func jsonSchemaTool() int32 {
 	return call(func(in []byte) ([]byte, error) { return in, nil })
 }
+
+//go:wasmexport test_image_content
+func testImageContent() int32 { return call(imageContent) }
+
+//go:wasmexport test_audio_content
+func testAudioContent() int32 { return call(audioContent) }
+
+//go:wasmexport test_embedded_resource
+func testEmbeddedResource() int32 { return call(embeddedResource) }
+
+//go:wasmexport test_multiple_content_types
+func testMultipleContentTypes() int32 { return call(multipleContentTypes) }
