@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/url"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -112,6 +113,9 @@ func (d *Declarations) Resource(uri string) (*Resource, bool) {
 // it names. A value that cannot be one path element of a plain file name
 // gives ErrBadTemplateValue.
 func (t *ResourceTemplate) Match(uri string) (string, bool, error) {
+	if t.re == nil { // not made by the parser
+		return "", false, nil
+	}
 	m := t.re.FindStringSubmatch(uri)
 	if m == nil {
 		return "", false, nil
@@ -562,11 +566,43 @@ func (p *declParser) uri(line int, what, s string, template bool) bool {
 		p.rep.errorf(p.file, line, "resource-uri", "%s: holds { or }: declare it under \"templates\" with \"uri_template\"", what)
 		return false
 	}
+	if template {
+		literal := templateVarRe.ReplaceAllString(s, "")
+		if i := strings.IndexAny(literal, "\"'<>\\^`|"); i >= 0 {
+			p.rep.errorf(p.file, line, "uri-template", "%s: %q may not appear outside a {variable} (RFC 6570): percent-encode it", what, literal[i])
+			return false
+		}
+		if !validPercents(literal) {
+			p.rep.errorf(p.file, line, "uri-template", "%s: a %% is not followed by two hex digits: write %%25 for a literal %%", what)
+			return false
+		}
+	}
+	if _, err := url.Parse(templateVarRe.ReplaceAllString(s, "x")); err != nil {
+		p.rep.errorf(p.file, line, "resource-uri", "%s: not a valid URI: %v", what, errors.Unwrap(err))
+		return false
+	}
 	if why, bad := reservedSchemes[strings.ToLower(m[1])]; bad {
 		p.rep.errorf(p.file, line, "resource-uri", "%s: the %s: scheme is reserved (%s): choose a scheme of your own, such as the pack's name", what, strings.ToLower(m[1]), why)
 		return false
 	}
 	return true
+}
+
+// validPercents reports whether every '%' in s starts a %XX escape.
+func validPercents(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
 }
 
 // relPath checks the shape of a relative, slash-separated path in the pack.

@@ -2,10 +2,13 @@ package packs
 
 import (
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // declPack writes a pack with a few files for resources.json to name, and
@@ -153,6 +156,10 @@ func TestDeclarationsDenied(t *testing.T) {
 		{"file scheme", `{"resources": [{"uri": "FILE:///etc/passwd", "file": "SKILL.md"}]}`, "resource-uri", 1},
 		{"no scheme", `{"resources": [{"uri": "guide", "file": "SKILL.md"}]}`, "resource-uri", 1},
 		{"space", `{"resources": [{"uri": "x://a b", "file": "SKILL.md"}]}`, "resource-uri", 1},
+		{"bad percent", `{"resources": [{"uri": "x://a%zz", "file": "SKILL.md"}]}`, "resource-uri", 1},
+		{"bad host", `{"resources": [{"uri": "x://[::1/a", "file": "SKILL.md"}]}`, "resource-uri", 1},
+		{"template bad literal", `{"templates": [{"uri_template": "x://a|b/{id}", "file": "{id}"}]}`, "uri-template", 1},
+		{"template bad percent", `{"templates": [{"uri_template": "x://a%zz/{id}", "file": "{id}"}]}`, "uri-template", 1},
 		{"braces in uri", `{"resources": [{"uri": "x://{a}", "file": "SKILL.md"}]}`, "resource-uri", 1},
 		{"duplicate uri", "{\"resources\": [\n{\"uri\": \"x://a\", \"file\": \"SKILL.md\"},\n{\"uri\": \"x://a\", \"file\": \"SKILL.md\"}]}", "resource-duplicate", 3},
 		{"template no var", `{"templates": [{"uri_template": "x://a", "file": "SKILL.md"}]}`, "uri-template", 1},
@@ -214,6 +221,7 @@ func FuzzDeclarations(f *testing.F) {
 		`{"resources":[{"uri":"x://a","file":"a.txt"}],"templates":[{"uri_template":"x://{id}/d","file":"d/{id}.txt"}]}`,
 		`{"prompts":[{"name":"p","arguments":[{"name":"a","required":true}],"messages":[{"text":"{{a}}"},{"resource":"x://a"},{"image":"i.png"}]}]}`,
 		`{"templates":[{"uri_template":"x://{a}{b}}","file":"../{a}"}]}`,
+		`{"templates":[{"uri_template":"x://a%zz|<{a}","file":"{a}"}],"resources":[{"uri":"x://[::1","file":"a.txt"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -230,8 +238,19 @@ func FuzzDeclarations(f *testing.F) {
 			if _, err := SafeJoin(dir, r.File); err != nil || r.URI == "" {
 				t.Fatalf("accepted resource %+v: %v", r, err)
 			}
+			if _, err := url.Parse(r.URI); err != nil {
+				t.Fatalf("accepted resource URI %q: %v", r.URI, err)
+			}
 		}
 		for _, tm := range d.Templates {
+			// The MCP SDK parses templates with this library, and panics on
+			// one it refuses.
+			if _, err := uritemplate.New(tm.URITemplate); err != nil {
+				t.Fatalf("accepted URI template %q that MCP refuses: %v", tm.URITemplate, err)
+			}
+			if _, err := url.Parse(templateVarRe.ReplaceAllString(tm.URITemplate, "x")); err != nil {
+				t.Fatalf("accepted URI template %q: %v", tm.URITemplate, err)
+			}
 			for _, v := range []string{"1", "..", "a/b", "."} {
 				file, ok, err := tm.Match(strings.ReplaceAll(tm.URITemplate, "{"+tm.Vars[0]+"}", v))
 				if ok && err == nil {

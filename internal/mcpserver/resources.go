@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/packs"
@@ -55,6 +57,12 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 			continue
 		}
 		for _, r := range d.Resources {
+			// packs checks these when the pack loads; the SDK panics on a
+			// URI it cannot parse, so a pack must never reach it with one.
+			if _, err := url.Parse(r.URI); err != nil {
+				c.s.log.Warn("mcpserver: resource not offered: bad URI", "uri", r.URI, "pack", p.Name, "err", err)
+				continue
+			}
 			if prev, taken := uris[r.URI]; taken {
 				c.s.log.Warn("mcpserver: resource not offered: another pack declares its URI", "uri", r.URI, "pack", p.Name, "taken_by", prev)
 				continue
@@ -64,6 +72,10 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 			res = append(res, &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType})
 		}
 		for _, t := range d.Templates {
+			if _, err := uritemplate.New(t.URITemplate); err != nil {
+				c.s.log.Warn("mcpserver: resource template not offered: bad URI template", "uri_template", t.URITemplate, "pack", p.Name, "err", err)
+				continue
+			}
 			if prev, taken := uris[t.URITemplate]; taken {
 				c.s.log.Warn("mcpserver: resource template not offered: another pack declares it", "uri_template", t.URITemplate, "pack", p.Name, "taken_by", prev)
 				continue
