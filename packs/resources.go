@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -726,4 +727,42 @@ func guessMIME(rel string) string {
 		return mt
 	}
 	return ""
+}
+
+// Values lists the values of the template's variable that name existing
+// files of the pack in dir, sorted, when the template has one variable and
+// it sits in the file's last path element ("data/{id}.txt"); otherwise
+// nil. It is for completion: a value it lists still goes through the gate
+// when read.
+func (t *ResourceTemplate) Values(dir string) []string {
+	if len(t.Vars) != 1 {
+		return nil
+	}
+	folder, base := path.Split(t.File)
+	if strings.Contains(folder, "{") {
+		return nil
+	}
+	prefix, suffix, _ := strings.Cut(base, "{"+t.Vars[0]+"}")
+	if folder == "" {
+		folder = "."
+	}
+	full, err := SafeJoin(dir, folder)
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(full)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || len(name) < len(prefix)+len(suffix) || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+			continue
+		}
+		if v := name[len(prefix) : len(name)-len(suffix)]; safeVarValue(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -280,10 +280,20 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 	c.mu.Lock()
 	sess := c.chat
 	c.mu.Unlock()
-	if sess == nil || p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != resourceTemplate {
+	if sess == nil || p.Ref == nil || p.Ref.Type != "ref/resource" {
 		return res, nil
 	}
 	var candidates []string
+	if p.Ref.URI != resourceTemplate {
+		for _, dt := range c.decl.templates {
+			if dt.t.URITemplate == p.Ref.URI && len(dt.t.Vars) == 1 && dt.t.Vars[0] == p.Argument.Name {
+				if pk, ok := sess.Pack(dt.pack); ok {
+					candidates = dt.t.Values(pk.Dir)
+				}
+			}
+		}
+		return filterCompletions(res, candidates, p.Argument.Value), nil
+	}
 	switch p.Argument.Name {
 	case "pack":
 		for _, st := range sess.Packs() {
@@ -301,8 +311,14 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 			candidates = append(candidates, f.rel)
 		}
 	}
+	return filterCompletions(res, candidates, p.Argument.Value), nil
+}
+
+// filterCompletions puts into res the candidates that start with prefix,
+// at most maxCompletions of them.
+func filterCompletions(res *mcp.CompleteResult, candidates []string, prefix string) *mcp.CompleteResult {
 	for _, v := range candidates {
-		if strings.HasPrefix(v, p.Argument.Value) {
+		if strings.HasPrefix(v, prefix) {
 			res.Completion.Values = append(res.Completion.Values, v)
 		}
 	}
@@ -310,5 +326,5 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 	if len(res.Completion.Values) > maxCompletions {
 		res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:maxCompletions], true
 	}
-	return res, nil
+	return res
 }

@@ -335,3 +335,44 @@ func drainURIs(c chan string) {
 		}
 	}
 }
+
+// TestDeclaredTemplateCompletion: completion/complete suggests the values
+// of a declared template's variable that name files of the pack, and none
+// through a folder that leads out of it.
+func TestDeclaredTemplateCompletion(t *testing.T) {
+	ctx := context.Background()
+	e := newEnvPacks(t, "", "testdata/decl-pack")
+	cs := e.connect(t, "completer", nil)
+	complete := func(value string) []string {
+		t.Helper()
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "data://decl-pack/{id}"},
+			Argument: mcp.CompleteParamsArgument{Name: "id", Value: value},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Completion.Values
+	}
+	if got := complete("1"); !slices.Equal(got, []string{"123"}) {
+		t.Errorf("complete id=1 = %v, want [123]", got)
+	}
+	if got := complete("9"); len(got) != 0 {
+		t.Errorf("complete id=9 = %v, want none", got)
+	}
+	// The folder becomes a symlink out of the pack: nothing is listed.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "777.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(declPackDir(t, e), "data")
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, data); err != nil {
+		t.Fatal(err)
+	}
+	if got := complete(""); len(got) != 0 {
+		t.Errorf("complete through a symlink out of the pack = %v, want none", got)
+	}
+}
