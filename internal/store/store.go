@@ -70,6 +70,7 @@ var migrations = []migration{
 	{4, "chat", schemaChat},
 	{5, "audit_mac", schemaAuditMAC},
 	{6, "approval_queue", schemaApprovals},
+	{7, "agents", schemaAgents},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
