@@ -15,15 +15,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestDocsMCPConfigs: every client configuration in docs/mcp.md works as
-// written. Each stdio server (command "packs") is started with its own
+// TestDocsMCPConfigs: every client configuration in docs/mcp.md and
+// README.md works as written. Each stdio server (command "packs") is started with its own
 // arguments, with the json-tools example pack installed, and a client lists
 // its tools (flat mode's among them when the arguments ask for it); each
 // HTTP server names the /mcp endpoint and a bearer token header.
 func TestDocsMCPConfigs(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/mcp.md")
-	if err != nil {
-		t.Fatal(err)
+	var doc []byte
+	for _, f := range []string{"../../docs/mcp.md", "../../README.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = append(doc, b...)
 	}
 	jsonTools, err := filepath.Abs("../../wasm-examples/json-tools")
 	if err != nil {
@@ -97,8 +101,8 @@ func TestDocsMCPConfigs(t *testing.T) {
 			}
 		}
 	}
-	if stdio < 3 || http < 1 {
-		t.Errorf("found %d stdio and %d HTTP configurations in docs/mcp.md, want at least 3 and 1", stdio, http)
+	if stdio < 4 || http < 1 {
+		t.Errorf("found %d stdio and %d HTTP configurations in docs/mcp.md and README.md, want at least 4 and 1", stdio, http)
 	}
 }
 
