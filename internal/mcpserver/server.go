@@ -11,8 +11,11 @@
 //     else) changes it, the server updates its tools and the SDK sends
 //     notifications/tools/list_changed;
 //   - resources: every file of an attached pack as pack://<pack>/<path>,
-//     read with the same confinement and page limits as read_file;
-//   - prompts: one per pack, for explicit invocation (like "/pack-name");
+//     and the resources and templates its resources.json declares, read
+//     through read_file's gate, confinement and page limits; a client can
+//     subscribe to any of them and hears when the file changes;
+//   - prompts: one per pack, for explicit invocation (like "/pack-name"),
+//     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
 //     elicitation/create; a call of any other client waits in the approval
 //     queue in packs.db (internal/approve) until the person decides it with
