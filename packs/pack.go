@@ -25,6 +25,10 @@ type Pack struct {
 	Tools       []*Tool   // nil without tools.json
 	Recipes     []*Recipe // recipes/*.yaml, sorted by file name
 	Findings    []Finding // warnings (Load) or every finding (Validate)
+
+	// Declarations are the resources, resource templates and prompts of
+	// resources.json (nil without it).
+	Declarations *Declarations
 }
 
 // Request is what the pack asks for: the manifest's capabilities, or the
@@ -135,6 +139,9 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 	}
 	if doc, ok := readSmall(abs, toolsFile, show(toolsFile), maxToolsBytes, rep); ok {
 		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, p.Manifest, rep)
+	}
+	if doc, ok := readSmall(abs, resourcesFile, show(resourcesFile), maxResourcesBytes, rep); ok {
+		p.Declarations = parseDeclarations(doc, show(resourcesFile), abs, rep)
 	}
 	p.Recipes = loadRecipes(abs, show, p.Manifest, p.Tools, rep)
 	return p, rep.list
