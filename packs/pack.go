@@ -124,6 +124,7 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, p.Manifest, rep)
 	}
 	p.Recipes = loadRecipes(abs, show, p.Manifest, p.Tools, rep)
+	checkProvides(p, rep)
 	return p, rep.list
 }
 
