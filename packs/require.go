@@ -1,9 +1,7 @@
 package packs
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,17 +9,6 @@ import (
 
 	"golang.org/x/mod/semver"
 )
-
-// Rule ids of CheckHost and of the manifest keys it reads (see finding.go):
-//
-//	manifest-unsupported  [error]   a spec 001 key packs does not act on (min_caro_version, [executable], ...)
-//	provides-mismatch     [error]   [provides] says the pack ships something it does not, or not something it does
-//	knowledge             [error]   a [knowledge] priority or max_context_tokens out of range
-//	platform-value        [error]   an unknown [platform] os or arch, or a tool that is not a program name
-//	platform-os           [e/w]     this machine's OS is not in [platform].os (error at add, warning at validate)
-//	platform-arch         [e/w]     this machine's architecture is not in [platform].arch
-//	platform-tool         [e/w]     a required tool is missing (error at add), an optional one (warning), or a blocked one (error)
-//	dependency            [e/w]     a [dependencies] entry that does not parse (error), or is not installed in that version
 
 // Host is the machine and state directory a pack is checked against by
 // CheckHost: at packs add (Install), where a mismatch refuses the pack, and
@@ -148,9 +135,6 @@ func installedPack(list []Installed, name string) (Installed, bool) {
 // never created.
 func InstalledIn(home string) ([]Installed, error) {
 	l, err := ReadLock(filepath.Join(home, lockFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,9 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			for _, f := range st.Findings {
 				fmt.Fprintln(c.stderr, f.String())
 			}
+			if err := c.refuseMisfit(c.stderr, "add", st.Pack, a.Home.Dir()); err != nil {
+				return err
+			}
 			req := st.Pack.Request()
 			pre := preApproved(a.Policy, ref, req)
 			grants, err := parseGrantFlag(grantFlag, req)
