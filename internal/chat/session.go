@@ -15,6 +15,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -193,6 +194,10 @@ func (s *Session) attachMandated(ctx context.Context) error {
 		if err := s.attach(ctx, name, true); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				s.notice("the policy mandates pack %s, but it is not installed: install it with packs add", name)
+				continue
+			}
+			if errors.Is(err, store.ErrPackDisabled) {
+				s.notice("the policy mandates pack %s, but it is disabled: enable it with packs enable %s", name, name)
 				continue
 			}
 			return err

@@ -63,7 +63,7 @@ func newEnv(t testing.TB, policy string) *testEnv {
 	}
 	srv, err := New(Config{
 		Chat: chat.Deps{
-			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
+			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 		},
 		Attach:  []string{"echo-pack"},
 		Version: "test",
