@@ -250,3 +250,31 @@ func diffNodes(a, b *yaml.Node, at string) string {
 	}
 	return ""
 }
+
+// FuzzAllowedTools checks that allowed-tools splits and maps without a
+// panic, and that whatever an entry maps to is a request that validates
+// (so a grant of it can never fail on a pattern).
+func FuzzAllowedTools(f *testing.F) {
+	for _, s := range []string{"Read, Grep, Bash(git log *)", "Bash(git:*) WebFetch(domain:docs.rs)", "Edit(//etc/x) Read(~/.aws)", "Bash(", "Bash(a (b)) mcp__x__y", "WebFetch(domain:)", ")(", "Read(../x)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		entries := splitAllowedTools(s)
+		if len(entries) > maxAllowedTools {
+			t.Fatalf("%d entries, over %d", len(entries), maxAllowedTools)
+		}
+		for _, tm := range MapAllowedTools(entries) {
+			if tm.Entry == "" || strings.ContainsAny(tm.Entry, " \t\n,") && !strings.Contains(tm.Entry, "(") {
+				t.Fatalf("entry %q from %q", tm.Entry, s)
+			}
+			if tm.Unmapped == "" && !tm.Default {
+				if err := tm.Request.Validate(); err != nil {
+					t.Fatalf("%q maps to a request that does not validate: %v", tm.Entry, err)
+				}
+				if len(tm.Request.Names()) == 0 {
+					t.Fatalf("%q maps to nothing and says neither default nor why", tm.Entry)
+				}
+			}
+		}
+	})
+}
