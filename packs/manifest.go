@@ -37,9 +37,30 @@ type Manifest struct {
 	Provides            Provides
 	Platform            Platform
 	Dependencies        []Dependency
+	// Category and Icon are [skill].category and [skill].icon: how a front
+	// end groups and draws the pack (spec 003); both may be empty.
+	Category, Icon string
+	// Status is [skill].status: StatusAvailable unless the pack says
+	// otherwise.
+	Status Status
 
 	file string // the display name of skill.toml, for findings at add
 	doc  []byte // its text, to place those findings
+}
+
+// Status is a pack's availability (spec 003's CapabilityStatus).
+type Status string
+
+// The statuses [skill].status accepts.
+const (
+	StatusAvailable  Status = "available"
+	StatusComingSoon Status = "coming_soon"
+	StatusDeprecated Status = "deprecated"
+)
+
+// ValidStatus reports whether s is one of the statuses [skill].status accepts.
+func ValidStatus(s Status) bool {
+	return s == StatusAvailable || s == StatusComingSoon || s == StatusDeprecated
 }
 
 // Knowledge is [knowledge]: how a chat shows the pack to the model.
@@ -132,6 +153,9 @@ type skillTable struct {
 	Keywords       []string `toml:"keywords"`
 	APIVersion     string   `toml:"api_version"`
 	MinCaroVersion any      `toml:"min_caro_version"`
+	Category       string   `toml:"category"`
+	Icon           string   `toml:"icon"`
+	Status         string   `toml:"status"`
 }
 
 type providesTable struct {
@@ -229,6 +253,14 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 		Authors: md.Skill.Authors, License: md.Skill.License, APIVersion: md.Skill.APIVersion,
 		Repository: md.Skill.Repository, Documentation: md.Skill.Documentation, Homepage: md.Skill.Homepage,
 		Keywords: md.Skill.Keywords, file: file, doc: doc,
+		Category: md.Skill.Category, Icon: md.Skill.Icon, Status: StatusAvailable,
+	}
+	if st := Status(md.Skill.Status); st != "" {
+		if ValidStatus(st) {
+			m.Status = st
+		} else {
+			p.errorf([]string{"skill", "status"}, -1, "manifest-status", "status %q is not available, coming_soon or deprecated", md.Skill.Status)
+		}
 	}
 	p.unsupported(md)
 	if m.Version != "" {
