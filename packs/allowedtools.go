@@ -164,19 +164,16 @@ func claudePath(p string) string {
 	return "./" + strings.TrimPrefix(p, "/")
 }
 
-// allowedToolsRequest maps the frontmatter's allowed-tools and reports,
-// at the allowed-tools line, each entry packs cannot grant and, when the
-// pack has a skill.toml (which says what the pack asks for), each mapped
-// request skill.toml does not make. It returns the request the entries
-// stand for, for a pack without skill.toml.
+// allowedToolsRequest maps the frontmatter's allowed-tools and, when the
+// pack has a skill.toml (which says what the pack asks for), reports at
+// the allowed-tools line each mapped request skill.toml does not make. It
+// returns the request the entries stand for, for a pack without
+// skill.toml. What each entry stands for, and why one stands for nothing,
+// is packs lint's (allowed-tools-map): the pack runs the same either way.
 func allowedToolsRequest(fm Frontmatter, m *Manifest, file string, rep *reporter) capability.Request {
 	var all capability.Request
 	for _, tm := range MapAllowedTools(fm.AllowedTools) {
-		switch {
-		case tm.Unmapped != "":
-			rep.warnf(file, fm.AllowedToolsLine, "allowed-tools", "%s maps to no packs capability: %s", tm.Entry, tm.Unmapped)
-			continue
-		case tm.Default:
+		if tm.Unmapped != "" || tm.Default {
 			continue
 		}
 		for _, n := range tm.Request.Names() {
@@ -185,9 +182,6 @@ func allowedToolsRequest(fm Frontmatter, m *Manifest, file string, rep *reporter
 					rep.warnf(file, fm.AllowedToolsLine, "allowed-tools", "%s asks for %s %s, which skill.toml does not request: packs follows skill.toml, so add it to [capabilities] or remove the entry", tm.Entry, n, r)
 				}
 			}
-		}
-		if tm.Wider {
-			rep.warnf(file, fm.AllowedToolsLine, "allowed-tools", "%s maps to terminal_exec %s, the whole program: packs grants programs, not their subcommands", tm.Entry, tm.Request.TerminalExec.Commands[0])
 		}
 		all = mergeRequest(all, tm.Request)
 	}
@@ -223,5 +217,8 @@ func describeMapping(tm ToolMapping) string {
 	for _, n := range tm.Request.Names() {
 		parts = append(parts, fmt.Sprintf("%s %s", n, strings.Join(tm.Request.Resources(n), ", ")))
 	}
-	return strings.Join(parts, "; ")
+	if tm.Wider {
+		parts = append(parts, "the whole program, since packs grants programs and not their subcommands")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -292,8 +292,8 @@ func TestMapAllowedTools(t *testing.T) {
 
 // TestAllowedToolsRequest: without skill.toml, what allowed-tools maps to
 // is the pack's request (the person still grants it); with skill.toml,
-// skill.toml is the request and a mapped entry it lacks is reported; an
-// entry packs cannot grant is reported either way.
+// skill.toml is the request and a mapped entry it lacks is reported (an
+// entry packs cannot grant is packs lint's).
 func TestAllowedToolsRequest(t *testing.T) {
 	doc := "---\nname: p\ndescription: d\nallowed-tools: Read, Bash(git:*), WebFetch(domain:docs.rs), WebSearch\n---\nbody\n"
 	cases := []struct {
@@ -302,11 +302,11 @@ func TestAllowedToolsRequest(t *testing.T) {
 		want     []string
 		request  capability.Request
 	}{
-		{"no-skill-toml", "", []string{"SKILL.md:4:warning:allowed-tools"},
+		{"no-skill-toml", "", nil,
 			capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"git"}}, Network: []string{"docs.rs"}}},
-		{"skill-toml-covers", "[capabilities]\nterminal_exec = { commands = [\"git\"] }\nnetwork = [\"docs.rs\"]\n", []string{"SKILL.md:4:warning:allowed-tools"},
+		{"skill-toml-covers", "[capabilities]\nterminal_exec = { commands = [\"git\"] }\nnetwork = [\"docs.rs\"]\n", nil,
 			capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"git"}}, Network: []string{"docs.rs"}}},
-		{"skill-toml-lacks", "[capabilities]\nnetwork = [\"docs.rs\"]\n", []string{"SKILL.md:4:warning:allowed-tools", "SKILL.md:4:warning:allowed-tools"},
+		{"skill-toml-lacks", "[capabilities]\nnetwork = [\"docs.rs\"]\n", []string{"SKILL.md:4:warning:allowed-tools"},
 			capability.Request{Network: []string{"docs.rs"}}},
 	}
 	for _, tc := range cases {

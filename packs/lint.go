@@ -22,7 +22,7 @@ import (
 //	name-alignment        skill.toml's id does not end in the pack's name
 //	tool-name-stutter     a tool name that repeats the pack's name (the model sees pack__tool)
 //	frontmatter-other-tool a frontmatter key of Claude Code (or another tool): what packs does with it
-//	allowed-tools-map     what an allowed-tools entry stands for in packs (validate reports those it cannot map)
+//	allowed-tools-map     what an allowed-tools entry stands for in packs, or why it stands for nothing
 const (
 	// MaxSkillLines is spec 004's ceiling for SKILL.md: longer guidance
 	// belongs in references/.
@@ -103,12 +103,9 @@ func Lint(dir string, p *Pack) []Finding {
 		rep.warnf(entry, k.Line, "frontmatter-other-tool", "%s is a %s key: %s", k.Key, k.Tool, k.Does)
 	}
 	for _, tm := range MapAllowedTools(p.Frontmatter.AllowedTools) {
-		if tm.Unmapped != "" {
-			continue // validate reports it
-		}
 		where := ": the pack's request, as it has no skill.toml"
 		switch {
-		case tm.Default:
+		case tm.Default, tm.Unmapped != "":
 			where = ""
 		case p.Manifest != nil:
 			where = ", which skill.toml must request"

@@ -26,7 +26,7 @@ func TestLintExplainsOtherTools(t *testing.T) {
 		got = append(got, key)
 		msgs[key] += f.Message + "\n"
 	}
-	want := []string{"SKILL.md:4:frontmatter-other-tool", "SKILL.md:6:frontmatter-other-tool", "SKILL.md:5:allowed-tools-map", "SKILL.md:5:allowed-tools-map"}
+	want := []string{"SKILL.md:4:frontmatter-other-tool", "SKILL.md:6:frontmatter-other-tool", "SKILL.md:5:allowed-tools-map", "SKILL.md:5:allowed-tools-map", "SKILL.md:5:allowed-tools-map"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("lint = %v, want %v", got, want)
 	}
@@ -34,6 +34,13 @@ func TestLintExplainsOtherTools(t *testing.T) {
 		"SKILL.md:4:frontmatter-other-tool": "the person picks the model",
 		"SKILL.md:6:frontmatter-other-tool": "never runs a pack's hooks",
 		"SKILL.md:5:allowed-tools-map":      "Bash(git:*) stands for terminal_exec git: the pack's request",
+	} {
+		if !strings.Contains(msgs[key], says) {
+			t.Errorf("%s: %q does not say %q", key, msgs[key], says)
+		}
+	}
+	for key, says := range map[string]string{
+		"SKILL.md:5:allowed-tools-map": "WebSearch stands for nothing: packs has no web search",
 	} {
 		if !strings.Contains(msgs[key], says) {
 			t.Errorf("%s: %q does not say %q", key, msgs[key], says)
