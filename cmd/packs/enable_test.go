@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 )
 
@@ -54,6 +55,10 @@ func TestEnableDisable(t *testing.T) {
 		t.Errorf("list:\n%s", l.stdout)
 	}
 
+	if info := withHome(t, home, "info", "echo").mustCode(t, exitOK); !strings.Contains(info.stdout, "disabled:") || !strings.Contains(info.stdout, "packs enable echo") {
+		t.Errorf("info of a disabled pack:\n%s", info.stdout)
+	}
+
 	// packs run: denied, and audited.
 	r := withHome(t, home, run...).mustCode(t, exitDenied)
 	if line := r.oneLineError(t); !strings.Contains(line, "disabled") || !strings.Contains(line, "packs enable echo") {
@@ -62,6 +67,18 @@ func TestEnableDisable(t *testing.T) {
 	a, err := app.Open(context.Background(), app.Options{Home: home})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var last struct{ Status, Reason string }
+	for e, err := range audit.Entries(context.Background(), a.DB, audit.Filter{Pack: "echo", Kind: audit.KindInvocation}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(e.Body, &last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.Status != "denied" || !strings.Contains(last.Reason, "disabled") {
+		t.Errorf("the denied run is audited as %+v", last)
 	}
 	// packs mcp: not served.
 	served, err := servedPacks(context.Background(), a, nil, nil)

@@ -92,6 +92,10 @@ func TestAddResolvesDependencies(t *testing.T) {
 	}
 	withHome(t, home, "add", weatherPack(t, "1.2.0"), "--yes").mustCode(t, 0)
 	withHome(t, home, "add", dependent, "--yes").mustCode(t, 0)
+	// info shows what the pack needs.
+	if info := withHome(t, home, "info", "dependent").mustCode(t, 0); !regexp.MustCompile(`(?m)^requires: +demo\.weather \^1\.2$`).MatchString(info.stdout) {
+		t.Errorf("info:\n%s", info.stdout)
+	}
 	// validate resolves against the same home.
 	if v := withHome(t, home, "validate", dependent).mustCode(t, 0); v.stdout != "" {
 		t.Errorf("validate with the dependency installed:\n%s", v.stdout)
