@@ -101,3 +101,19 @@ func TestAddResolvesDependencies(t *testing.T) {
 		t.Errorf("validate with the dependency installed:\n%s", v.stdout)
 	}
 }
+
+// TestUpdateChecksHost: a new version that does not fit this machine is
+// refused, and the installed one stays.
+func TestUpdateChecksHost(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	src := manifestPack(t, "req", "[skill]\nversion = \"1.0.0\"\n")
+	withHome(t, home, "add", src, "--yes").mustCode(t, 0)
+	writeFiles(t, src, map[string]string{"skill.toml": "[skill]\nversion = \"2.0.0\"\n[platform]\nos = [\"" + otherOS() + "\"]\n"})
+	r := withHome(t, home, "update", "req", "--yes").mustCode(t, 1)
+	if !strings.Contains(r.stderr, "error: platform-os:") || !strings.Contains(r.oneLineError(t), "req 1.0.0 stays installed") {
+		t.Errorf("update:\n%s", r.stderr)
+	}
+	if got := listJSON(t, home); len(got) != 1 || got[0].Version != "1.0.0" {
+		t.Errorf("after a refused update: %+v", got)
+	}
+}
