@@ -63,11 +63,17 @@ func (db *DB) DisabledPacks(ctx context.Context) (map[string]time.Time, error) {
 // disabled, else a *capability.DeniedError (layer user) wrapping
 // ErrPackDisabled.
 func (db *DB) CheckEnabled(ctx context.Context, name string) error {
-	var n int
-	if err := db.sql.QueryRowContext(ctx, `SELECT COUNT(*) FROM disabled_packs WHERE name = ?`, name).Scan(&n); err != nil {
+	db.disabledOnce.Do(func() {
+		db.disabled, db.disabledErr = db.sql.PrepareContext(context.WithoutCancel(ctx), `SELECT EXISTS(SELECT 1 FROM disabled_packs WHERE name = ?)`)
+	})
+	if db.disabledErr != nil {
+		return fmt.Errorf("store: is %s disabled: %w", name, db.disabledErr)
+	}
+	var disabled bool
+	if err := db.disabled.QueryRowContext(ctx, name).Scan(&disabled); err != nil {
 		return fmt.Errorf("store: is %s disabled: %w", name, err)
 	}
-	if n == 0 {
+	if !disabled {
 		return nil
 	}
 	return &capability.DeniedError{Layer: capability.LayerUser, Cause: ErrPackDisabled,
