@@ -163,3 +163,21 @@ func TestChatLeavesDisabledMandatedPack(t *testing.T) {
 		t.Errorf("the model was offered the disabled pack:\n%s", sent)
 	}
 }
+
+// TestRecipeOfDisabledPack: packs recipe run of a disabled pack runs no
+// step: every step's call is denied (exit 3) and the workspace is as it was.
+func TestRecipeOfDisabledPack(t *testing.T) {
+	home := t.TempDir()
+	withHome(t, home, "add", filepath.Join("..", "..", "wasm-examples", "git-flow"), "--grant", "terminal_exec", "--yes").mustCode(t, exitOK)
+	ws := gitRepo(t, map[string]string{"good.patch": "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1,2 @@\n hello\n+world\n"})
+	withHome(t, home, "disable", "git-flow").mustCode(t, exitOK)
+	r := withHome(t, home, "recipe", "run", "git-flow", "feature-branch", "--workspace", ws, "--yes",
+		"--param", "branch=feature/a", "--param", "patch=good.patch", "--param", "message=m").mustCode(t, exitDenied)
+	if !strings.Contains(r.stderr, "disabled") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	head, err := os.ReadFile(filepath.Join(ws, ".git", "HEAD"))
+	if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/main" {
+		t.Errorf("a step ran: HEAD %q, %v", head, err)
+	}
+}
