@@ -72,18 +72,19 @@ func CheckHost(p *Pack, h Host) []Finding {
 		var why string
 		switch {
 		case !ok:
-			why = "is not installed"
+			why = "which is not installed"
 		case !d.cons.allows(found.Version):
-			why = fmt.Sprintf("is installed as %s %s, which does not satisfy %q", found.Name, orUnversioned(found.Version), d.Constraint)
+			why = fmt.Sprintf("and %s %s is installed", found.Name, orUnversioned(found.Version))
 		default:
 			continue
 		}
+		want := strings.TrimSpace(d.Pack + " " + d.Constraint)
 		line := tomlLine(m.doc, d.path, -1)
 		if d.Optional {
-			rep.warnf(m.file, line, "dependency", "optional dependency %s %s: install it (packs add) for what the pack does with it", d.Pack, why)
+			rep.warnf(m.file, line, "dependency", "the pack can use %s, %s: install it (packs add) for what the pack does with it", want, why)
 			continue
 		}
-		add(d.path, -1, "dependency", "the pack depends on %s %s: install it first (packs add)", d.Pack, why)
+		add(d.path, -1, "dependency", "the pack depends on %s, %s: install a version that fits first (packs add)", want, why)
 	}
 	return rep.list
 }

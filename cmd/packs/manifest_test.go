@@ -87,7 +87,7 @@ func TestAddResolvesDependencies(t *testing.T) {
 	withHome(t, home, "add", dependent, "--yes").mustCode(t, 1)
 	withHome(t, home, "add", weatherPack(t, "1.1.0"), "--yes").mustCode(t, 0)
 	r := withHome(t, home, "add", dependent, "--yes").mustCode(t, 1)
-	if !strings.Contains(r.stderr, "weather 1.1.0, which does not satisfy") {
+	if !strings.Contains(r.stderr, "dependent/skill.toml:2: error: dependency: the pack depends on demo.weather ^1.2, and weather 1.1.0 is installed") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 	withHome(t, home, "add", weatherPack(t, "1.2.0"), "--yes").mustCode(t, 0)

@@ -180,6 +180,11 @@ func (c *cli) refuseMisfit(w io.Writer, verb string, p *packs.Pack, home string)
 	}
 	fs := packs.CheckHost(p, h)
 	for _, f := range fs {
+		// The pack is staged in a temporary folder: name its files by
+		// the pack, as "weather/skill.toml".
+		if rel, err := filepath.Rel(p.Dir, f.File); err == nil && filepath.IsLocal(rel) {
+			f.File = filepath.Join(p.Name, rel)
+		}
 		fmt.Fprintln(w, f.String())
 	}
 	if errs, _ := count(fs); errs > 0 {
