@@ -119,6 +119,21 @@ terminal pass --yes.`,
 					return exitWith(exitDenied, fmt.Errorf("bundle import: %s is blocked by policy %s: %s: nothing was installed", ref.Name, a.Policy.Source(), blockReason(a.Policy, ref)))
 				}
 			}
+			// Each pack must fit this machine; a dependency may come with it
+			// in the bundle.
+			var together []packs.Installed
+			for _, p := range staged {
+				in := packs.Installed{Name: p.Staged.Name()}
+				if m := p.Staged.Pack.Manifest; m != nil {
+					in.ID, in.Version = m.ID, m.Version
+				}
+				together = append(together, in)
+			}
+			for _, p := range staged {
+				if err := c.refuseMisfit(c.stderr, "bundle import", p.Staged.Pack, a.Home.Dir(), together...); err != nil {
+					return fmt.Errorf("%w: nothing was installed", err)
+				}
+			}
 			if !c.interactive && !yes {
 				return usageError("bundle import: nobody can answer here (no terminal), so nothing was installed: pass --yes")
 			}

@@ -117,3 +117,29 @@ func TestUpdateChecksHost(t *testing.T) {
 		t.Errorf("after a refused update: %+v", got)
 	}
 }
+
+// TestBundleImportChecksHost: bundle import checks each pack as add does;
+// a dependency that comes in the same bundle counts, one left out refuses
+// the whole import.
+func TestBundleImportChecksHost(t *testing.T) {
+	a := filepath.Join(t.TempDir(), "a")
+	withHome(t, a, "add", weatherPack(t, "1.2.0"), "--yes").mustCode(t, 0)
+	withHome(t, a, "add", manifestPack(t, "dependent", "[dependencies]\n\"demo.weather\" = \"^1.2\"\n"), "--yes").mustCode(t, 0)
+	both := filepath.Join(t.TempDir(), "both.bundle")
+	withHome(t, a, "bundle", "export", both).mustCode(t, 0)
+	alone := filepath.Join(t.TempDir(), "alone.bundle")
+	withHome(t, a, "bundle", "export", alone, "dependent").mustCode(t, 0)
+
+	b := filepath.Join(t.TempDir(), "b")
+	r := withHome(t, b, "bundle", "import", alone, "--yes").mustCode(t, 1)
+	if !strings.Contains(r.stderr, "error: dependency:") || !strings.Contains(r.oneLineError(t), "nothing was installed") {
+		t.Errorf("import without the dependency:\n%s", r.stderr)
+	}
+	if got := listJSON(t, b); len(got) != 0 {
+		t.Errorf("installed after a refused import: %+v", got)
+	}
+	withHome(t, b, "bundle", "import", both, "--yes").mustCode(t, 0)
+	if got := listJSON(t, b); len(got) != 2 {
+		t.Errorf("after import: %+v", got)
+	}
+}

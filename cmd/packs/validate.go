@@ -170,14 +170,15 @@ func (c *cli) host(home string, install bool) (packs.Host, error) {
 }
 
 // refuseMisfit checks a pack about to be installed against this machine
-// and the installed packs: it prints every finding on w and refuses the
-// pack when one is an error (a platform it does not run on, a required
-// tool or pack that is missing).
-func (c *cli) refuseMisfit(w io.Writer, verb string, p *packs.Pack, home string) error {
+// and the installed packs (and also, the packs installed with it): it
+// prints every finding on w and refuses the pack when one is an error (a
+// platform it does not run on, a required tool or pack that is missing).
+func (c *cli) refuseMisfit(w io.Writer, verb string, p *packs.Pack, home string, also ...packs.Installed) error {
 	h, err := c.host(home, true)
 	if err != nil {
 		return err
 	}
+	h.Installed = append(h.Installed, also...)
 	fs := packs.CheckHost(p, h)
 	for _, f := range fs {
 		// The pack is staged in a temporary folder: name its files by
