@@ -83,8 +83,9 @@ Before installing anything it checks each archive's digest, its signature
 (a pack the bundle records as signed must carry a good signature by the
 same key, and the key must be trusted here: the policy's [trust] signers or
 --signer KEY.pub), the archive limits, the pack itself, the enterprise
-policy, and that each pack unpacks to exactly the content its lock entry
-records. One failure installs nothing.
+policy, that each pack unpacks to exactly the content its lock entry
+records, and that each fits this machine as packs add checks it (a
+dependency may come in the same bundle). One failure installs nothing.
 
 The packs get no capabilities unless --grants-from-bundle applies the grants
 their lock entries carry (within what each pack asks for). Without a
