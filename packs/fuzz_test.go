@@ -137,6 +137,8 @@ func FuzzTools(f *testing.F) {
 		`{"tools":[{"name":"a","description":"d","input_schema":{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}},"run":{"exec":["ls","{{x}}"]}}]}`,
 		`[{"name":"a","description":"d","input_schema":{"type":"object","properties":{"x":{"$ref":"s.json"}}},"run":{"wasm":"bin/x.wasm","abi":"wasi"}}]`,
 		`[{"name":"a","description":"d","input_schema":{"type":"object","patternProperties":{"(":{}}},"run":{"wasm":"../x","function":"f"}}]`,
+		`[{"name":"a","title":"A","idempotent":true,"output":"json","description":"d","input_schema":{"type":"object"},"output_schema":{"type":"object","properties":{"x":{"$ref":"s.json"}},"required":["x"]},"run":{"wasm":"bin/x.wasm","function":"f"}}]`,
+		`[{"name":"a","output":"content","description":"d","input_schema":{"type":"object"},"run":{"wasm":"bin/x.wasm","abi":"wasi"}}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -172,6 +174,15 @@ func FuzzTools(f *testing.F) {
 			err := tool.ValidateInput([]byte(`{"x":"1"}`))
 			if err != nil && !errors.Is(err, ErrInvalidInput) {
 				t.Fatalf("ValidateInput returned %v", err)
+			}
+			if tool.Output != OutputJSON && tool.Output != OutputContent {
+				t.Fatalf("accepted output mode %q", tool.Output)
+			}
+			if (len(tool.OutputSchema) > 0) != (tool.outSchema != nil) || tool.Output == OutputContent && tool.outSchema != nil {
+				t.Fatalf("output schema %s compiled %v, output %q", tool.OutputSchema, tool.outSchema != nil, tool.Output)
+			}
+			if err := tool.ValidateOutput([]byte(`{"x":1}`)); err != nil && !errors.Is(err, ErrOutputSchema) {
+				t.Fatalf("ValidateOutput returned %v", err)
 			}
 		}
 	})

@@ -149,11 +149,16 @@ type Outcome struct {
 	Approval   capability.Approval // the zero Approval when the call was refused
 	Result     Result
 	Output     json.RawMessage // the tool's JSON result, or a Builtin's
-	Err        error           // why it was refused or failed
-	Status     capability.Status
-	Artifacts  []capability.Artifact
-	Started    time.Time
-	Finished   time.Time
+	// Content is the result's blocks when the tool declares "output":
+	// "content" (docs/abi.md §1.4), checked by ParseContent: never empty
+	// then. Nil for every other tool and Builtin, whose result is Output,
+	// plain text. Output still holds the JSON the blocks came from.
+	Content   []Block
+	Err       error // why it was refused or failed
+	Status    capability.Status
+	Artifacts []capability.Artifact
+	Started   time.Time
+	Finished  time.Time
 }
 
 // Call runs one call through the pipeline. The audit record is written
@@ -318,7 +323,30 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if done != nil {
 		o.Artifacts = done()
 	}
-	return mask(sec, out, res, err)
+	out, res, err = mask(sec, out, res, err)
+	if err == nil && tool != nil {
+		o.Content, err = checkResult(req.Pack.Name, tool, out)
+	}
+	return out, res, err
+}
+
+// checkResult holds a tool's result to what its tools.json entry declares:
+// content blocks (read after masking, so no block carries a granted
+// secret's value in text), or a JSON result that follows output_schema. A
+// result that does not is the tool's failure (ErrToolFailed).
+func checkResult(pack string, tool *packs.Tool, out json.RawMessage) ([]Block, error) {
+	if tool.Output == packs.OutputContent {
+		blocks, err := ParseContent(out)
+		var ce *ContentError
+		if errors.As(err, &ce) {
+			ce.Pack, ce.Tool = pack, tool.Name
+		}
+		return blocks, err
+	}
+	if err := tool.ValidateOutput(out); err != nil {
+		return nil, fmt.Errorf("runtime: tool %s__%s: %w (its output_schema in tools.json): %w", pack, tool.Name, err, ErrToolFailed)
+	}
+	return nil, nil
 }
 
 // builtin runs an approved Builtin, after the same binding and integrity

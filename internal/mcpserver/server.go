@@ -39,10 +39,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/runtime"
 )
 
 // ServerName is the name the server gives in initialize.
@@ -133,6 +135,9 @@ type conn struct {
 	chat   *chat.Session
 	err    error             // why the chat could not open
 	tools  map[string]string // names registered on srv -> the chat's names
+	// logLevel is the level the client set with logging/setLevel; "" until
+	// it sets one (then guests' log lines are not sent).
+	logLevel mcp.LoggingLevel
 }
 
 func (s *Server) newConn() *conn {
@@ -187,7 +192,9 @@ The person approves every call; a denied call must not be repeated unchanged.`
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "initialize", "notifications/initialized", "ping", "notifications/cancelled", "logging/setLevel":
+		case "logging/setLevel":
+			c.setLogLevel(req)
+		case "initialize", "notifications/initialized", "ping", "notifications/cancelled":
 		default:
 			if err := c.open(ctx); err != nil {
 				return nil, err
@@ -269,11 +276,14 @@ func (c *conn) syncToolsLocked() {
 	for _, tool := range tools {
 		chatName := tool.Name
 		tool.Name = names[chatName]
-		want[tool.Name] = chatName
 		if have, ok := c.tools[tool.Name]; !ok || have != chatName {
 			c.decorate(tool, chatName, metas)
-			c.srv.AddTool(tool, c.callHandler(chatName, tool.OutputSchema != nil))
+			if err := addTool(c.srv, tool, c.callHandler(chatName, tool.OutputSchema != nil)); err != nil {
+				c.s.log.Error("mcpserver: tool not offered", "err", err)
+				continue
+			}
 		}
+		want[tool.Name] = chatName
 	}
 	var gone []string
 	for name := range c.tools {
@@ -288,10 +298,26 @@ func (c *conn) syncToolsLocked() {
 	c.tools = want
 }
 
+// addTool registers tool on srv. The SDK panics on a tool it refuses (an
+// input schema whose x-mcp-header annotations it rejects, among others),
+// and a pack's tools.json is not the server's to trust: a refusal is an
+// error wrapping ErrSchema, the tool is not registered (the SDK checks
+// before it changes anything), and the session goes on.
+func addTool(srv *mcp.Server, tool *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: the MCP SDK refuses it: %v", ErrSchema, tool.Name, r)
+		}
+	}()
+	srv.AddTool(tool, h)
+	return nil
+}
+
 // Why a tool is not offered. Check them with errors.Is.
 var (
-	// ErrSchema: the tool's input schema is not one MCP can carry.
-	ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+	// ErrSchema: the tool's input schema is not one MCP can carry: not an
+	// object schema, or one the MCP SDK refuses.
+	ErrSchema = errors.New("mcpserver: tool input schema is not one MCP can carry")
 	// ErrCollision: another tool already has the name.
 	ErrCollision = errors.New("mcpserver: tool name collision")
 )
@@ -355,14 +381,22 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
-		if waiter != nil && req.Params.GetProgressToken() != nil {
+		// What the guest logs and reports reaches this client (docs/mcp.md).
+		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
+		c.mu.Lock()
+		n.level = c.logLevel
+		c.mu.Unlock()
+		if token := req.Params.GetProgressToken(); token != nil {
+			n.prog = &progressSender{ss: req.Session, token: token}
+		}
+		if waiter != nil && n.prog != nil {
 			stop := make(chan struct{})
 			defer close(stop)
 			waiter.OnQueued(func(q store.QueuedCall) {
-				go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop)
+				go c.s.waitProgress(ctx, n.prog, q, stop)
 			})
 		}
-		res, err := sess.Call(ctx, name, args, approver)
+		res, err := sess.Call(hostfns.WithNotifier(ctx, n), name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
 			// error, never as a result the model might trust.
@@ -376,11 +410,33 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 			text = withInstallHint(text, sess, args)
 		}
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}
+		if len(res.Blocks) > 0 {
+			out.Content = contentOf(res.Blocks)
+		}
 		if hasOutputSchema && !res.IsError {
 			out.StructuredContent = structured(res.Content)
 		}
 		return out, nil
 	}
+}
+
+// contentOf is a tool's content blocks as MCP content: each block as it
+// is, the runtime having checked its type, data and URI.
+func contentOf(blocks []runtime.Block) []mcp.Content {
+	out := make([]mcp.Content, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.Type {
+		case runtime.BlockText:
+			out = append(out, &mcp.TextContent{Text: b.Text})
+		case runtime.BlockImage:
+			out = append(out, &mcp.ImageContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockAudio:
+			out = append(out, &mcp.AudioContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockResource:
+			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: b.URI, MIMEType: b.MIMEType, Text: b.Text, Blob: b.Data}})
+		}
+	}
+	return out
 }
 
 // approverFor is who approves a call of ss: the person through elicitation
@@ -425,12 +481,12 @@ const progressEvery = 10 * time.Second
 // waitProgress tells a client that sent a progress token that its call
 // waits for approval, and how the person gives it, until stop: at once,
 // then every progressEvery (a client may keep a call alive on progress).
-func (s *Server) waitProgress(ctx context.Context, ss *mcp.ServerSession, token any, q store.QueuedCall, stop <-chan struct{}) {
+func (s *Server) waitProgress(ctx context.Context, p *progressSender, q store.QueuedCall, stop <-chan struct{}) {
 	msg := fmt.Sprintf("waiting for your approval of %s: run packs approve %s in a terminal, or use the web app (packs serve)", q.Class, q.ID)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
-	for n := 1; ; n++ {
-		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}); err != nil {
+	for {
+		if err := p.waiting(ctx, msg); err != nil {
 			return
 		}
 		select {

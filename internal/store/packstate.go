@@ -9,7 +9,7 @@ import (
 	"github.com/packs-run/packs/capability"
 )
 
-// schemaPackState is migration 7: the packs the person disabled. A disabled
+// schemaPackState is a migration (see migrations): the packs the person disabled. A disabled
 // pack stays installed (its files, its packs.lock entry and its grants are
 // untouched) and is refused wherever a pack is attached, listed to a model
 // or run (see DB.CheckEnabled). The state is the person's, on this

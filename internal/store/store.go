@@ -76,7 +76,8 @@ var migrations = []migration{
 	{4, "chat", schemaChat},
 	{5, "audit_mac", schemaAuditMAC},
 	{6, "approval_queue", schemaApprovals},
-	{7, "disabled_packs", schemaPackState},
+	{7, "agents", schemaAgents},
+	{8, "disabled_packs", schemaPackState},
 }
 
 func (db *DB) migrate(ctx context.Context) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/runtime"
 )
 
 // Options configure Run.
@@ -341,6 +342,11 @@ func (u *ui) ToolStart(c llm.ToolCall, stop context.CancelFunc) {
 func (u *ui) ToolDone(r chat.ToolResult) {
 	u.setState(model, nil)
 	u.line("  -> %s\n", resultLine(r))
+	for _, b := range r.Blocks {
+		if b.Type != runtime.BlockText {
+			u.printf("     %s\n", b.Describe())
+		}
+	}
 	for _, a := range r.Artifacts {
 		u.printf("     artifact %s\n", artifactLine(a))
 	}

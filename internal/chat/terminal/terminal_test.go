@@ -304,3 +304,24 @@ func TestTypeAheadIsDiscarded(t *testing.T) {
 		t.Errorf("the type-ahead was not discarded:\n%s", got)
 	}
 }
+
+// TestToolDoneShowsBlocks: a content tool's images, sounds and files get a
+// line each under the call's result line; its text is the model's to tell.
+func TestToolDoneShowsBlocks(t *testing.T) {
+	var out bytes.Buffer
+	u := &ui{out: &out}
+	u.ToolDone(chat.ToolResult{Name: "media__show", Decision: chat.Decision{Approved: true, Approver: "you"}, Content: "{}", Blocks: []runtime.Block{
+		{Type: runtime.BlockText, Text: "a dot"},
+		{Type: runtime.BlockImage, MIMEType: "image/png", Data: make([]byte, 2048)},
+		{Type: runtime.BlockResource, URI: "file:///a.csv", MIMEType: "text/csv", Text: "x,y"},
+	}})
+	got := out.String()
+	for _, want := range []string{"\n     [image image/png, 2.0 KiB]\n", "\n     [resource file:///a.csv, text/csv, 3 B]\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "a dot") {
+		t.Errorf("output %q repeats the text block", got)
+	}
+}
