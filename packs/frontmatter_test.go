@@ -331,3 +331,16 @@ func TestAllowedToolsRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowedToolsCoverExecTools: without skill.toml, an exec tool whose
+// command allowed-tools names is requested, so it draws no exec-grant
+// warning; one allowed-tools does not name still does.
+func TestAllowedToolsCoverExecTools(t *testing.T) {
+	tools := `[{"name":"ls","description":"List.\nOne more line.","input_schema":{"type":"object"},"run":{"exec":["ls"]}},
+{"name":"wc","description":"Count.\nOne more line.","input_schema":{"type":"object"},"run":{"exec":["wc"]}}]`
+	dir := filepath.Join(t.TempDir(), "p")
+	writePackFiles(t, dir, map[string]string{"SKILL.md": "---\nname: p\ndescription: d\nallowed-tools: Bash(ls:*)\n---\nbody\n", "tools.json": tools})
+	if got, want := spotList(Validate(dir, LoadOptions{})), []string{"tools.json:2:warning:exec-grant"}; !slices.Equal(got, want) {
+		t.Errorf("findings = %v, want %v", got, want)
+	}
+}

@@ -145,7 +145,13 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 		}
 	}
 	if doc, ok := readSmall(abs, toolsFile, show(toolsFile), maxToolsBytes, rep); ok {
-		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, p.Manifest, rep)
+		man := p.Manifest
+		if man == nil {
+			// Without skill.toml, allowed-tools is the request: an exec
+			// tool whose command it names asks for nothing more.
+			man = &Manifest{Capabilities: p.fromFrontmatter}
+		}
+		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, man, rep)
 	}
 	p.Recipes = loadRecipes(abs, show, p.Manifest, p.Tools, rep)
 	checkProvides(p, rep)
