@@ -13,6 +13,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/recipe"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -50,7 +51,9 @@ func BaseTools() []llm.Tool { return []llm.Tool{openDocsTool, readFileTool, enab
 
 // BaseToolNames lists the base tools. None of them can change grants,
 // policy or approvals: the model never grants anything.
-func BaseToolNames() []string { return []string{ToolOpenDocs, ToolReadFile, ToolEnableTools, ToolExec} }
+func BaseToolNames() []string {
+	return []string{ToolOpenDocs, ToolReadFile, ToolEnableTools, ToolExec, ToolRunRecipe}
+}
 
 // decodeArgs decodes a tool's arguments strictly: unknown fields, trailing
 // data and wrong types are errors that name the field.
@@ -121,7 +124,8 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 			EntryDoc       docRef   `json:"entry_doc"`
 			AdditionalDocs []docRef `json:"additional_docs,omitempty"`
 			OtherDocs      []string `json:"other_docs,omitempty"`
-		}{PackID: a.pack.Name, EntryDoc: docRef{Path: a.pack.EntryDoc, Content: strings.TrimLeft(body, "\n"), Truncated: truncated}}
+			Recipes        string   `json:"recipes,omitempty"` // recipe.Describe: what run_recipe can run
+		}{PackID: a.pack.Name, EntryDoc: docRef{Path: a.pack.EntryDoc, Content: strings.TrimLeft(body, "\n"), Truncated: truncated}, Recipes: recipe.Describe(a.pack)}
 		for _, d := range args.Docs {
 			content, truncated, err := read(d, 0)
 			ref := docRef{Path: path.Clean(d), Content: content, Truncated: truncated}

@@ -334,7 +334,8 @@ func (s *Session) history() []llm.Message {
 }
 
 // Tools lists the tools offered to the model: the base tools while any pack
-// is attached (exec_best_effort only while one asks for terminal_exec), then
+// is attached (exec_best_effort only while one asks for terminal_exec,
+// run_recipe only while one has recipes), then
 // the tools of every pack whose tools are enabled.
 func (s *Session) Tools() []llm.Tool {
 	s.mu.Lock()
@@ -352,6 +353,9 @@ func (s *Session) toolsLocked() []llm.Tool {
 			out = append(out, execTool)
 			break
 		}
+	}
+	if s.hasRecipesLocked() {
+		out = append(out, runRecipeTool)
 	}
 	for _, name := range s.order {
 		a := s.active[name]

@@ -227,6 +227,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/invocations", s.listPending},
 		{"POST /v1/invocations/{id}/approve", s.approve},
 		{"POST /v1/invocations/{id}/deny", s.deny},
+		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
 
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},

@@ -221,6 +221,10 @@ func TestCard(t *testing.T) {
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
+	got = Card(capability.Pending{Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, Arguments: []byte(`{}`), RiskLevel: capability.RiskCritical})
+	if !strings.HasSuffix(got, "|   risk: critical (the recipe step's risk_level)\n") {
+		t.Errorf("a recipe step's card does not show its risk:\n%s", got)
+	}
 }
 
 // A reader that never ends, for tests that stop the chat by other means.

@@ -207,6 +207,7 @@ function openChat(c) {
     turnEnded();
   });
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
+  recipeEvents(on); // recipes.js
 }
 
 // setMarkdown shows a reply as the HTML the server rendered from its
@@ -227,6 +228,7 @@ function renderHistory(c) {
         const card = toolCard(tc.id, tc.name, tc.arguments);
         const r = results.get(tc.id);
         if (r) showResult(card, r.content, r.is_error, []);
+        if (r && tc.name === "run_recipe") recipeFromResult(tc.id, r.content); // recipes.js
       }
     }
   }
@@ -444,6 +446,7 @@ const capWords = {
 };
 
 function pendingCard(d) {
+  if (isRecipeCall(d.invocation)) return recipePending(d); // a row of a recipe's card (recipes.js)
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
   card.classList.add("pending");
@@ -480,6 +483,7 @@ function pendingCard(d) {
 }
 
 function decidedCard(d) {
+  if (isRecipeCall(d.invocation)) return recipeDecided(d);
   const card = $(`.tool-card[data-invocation="${CSS.escape(d.invocation)}"]`);
   if (!card) return;
   card.classList.remove("pending");
