@@ -255,7 +255,8 @@ async function refreshChat() {
 async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
-  const ok = list.items.filter(p => p.status === "ok");
+  // A disabled pack (packs disable) cannot be attached: it is not offered.
+  const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
   $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
 }
 
@@ -745,6 +746,7 @@ function packCard(p) {
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
+    p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
     p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));
