@@ -47,6 +47,9 @@ var (
 	ErrInvalidRequest = errors.New("hostfns: invalid request")
 	// ErrResponseTooLarge means an HTTP response body passed MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("hostfns: http response too large")
+	// ErrFirstByteTimeout means a server sent no response headers within
+	// the request's first_byte_timeout_ms.
+	ErrFirstByteTimeout = errors.New("hostfns: server did not respond in time")
 	// ErrCommandNotFound means a granted command is not an executable file on
 	// the fixed exec PATH (or at its absolute path).
 	ErrCommandNotFound = errors.New("hostfns: command not found")
@@ -87,6 +90,7 @@ type Call struct {
 	env     map[string]string // what Environ exposed, served by config_get
 	status  int32             // last HTTP status code
 	headers map[string]string // last HTTP response headers
+	cut     bool              // the last HTTP body was cut by its body timeout
 	logged  int               // bytes of guest log written so far
 }
 
