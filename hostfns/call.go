@@ -11,7 +11,8 @@
 //	env_read                Environ (WASI environment and Extism config) and the
 //	                        config_get host function
 //	network                 http_request, http_status_code, http_headers
-//	                        (NetworkNamespace, Extism's signatures)
+//	                        (NetworkNamespace, Extism's signatures), and
+//	                        http_truncated
 //	terminal_exec           Exec and the exec host function (ExecNamespace)
 //	secrets_access          injection into http_request (WithSecrets), and
 //	                        secret_get for a reveal grant (SecretsNamespace)

@@ -251,7 +251,7 @@ func (c *Call) decideURL(u *url.URL, port uint16) error {
 // HTTPRequest is the request a guest passes to http_request, as Extism's
 // PDKs encode it.
 //
-// Two fields are packs' own (docs/abi.md, host ABI 1.1), both optional:
+// Two fields are packs' own (docs/abi.md §4.2), both optional:
 // FirstByteTimeoutMS fails the request (ErrFirstByteTimeout) when the
 // response headers have not arrived in time; BodyTimeoutMS hands back what
 // arrived of the body when the rest takes longer (counted from the
@@ -424,7 +424,7 @@ func (n *network) statusCode(ctx context.Context, _ *extism.CurrentPlugin, stack
 }
 
 // truncated is http_truncated() -> i32: 1 when the body timeout of the
-// last request cut its body short, else 0 (host ABI 1.1).
+// last request cut its body short, else 0 (docs/abi.md §4.2).
 func (n *network) truncated(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 	c := mustCall(ctx)
 	c.mu.Lock()
