@@ -11,7 +11,7 @@ FUZZMINIMIZETIME ?= 5s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 
-.PHONY: build deps test bench examples run fuzz lint man
+.PHONY: build deps test bench examples run fuzz lint man builtins
 
 ## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
@@ -31,6 +31,11 @@ test: lint
 	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) -C wasm-examples test
+	cd internal/builtin/guest && $(GO) vet ./tools ./fetch && $(GO) test ./tools ./fetch
+
+## builtins: rebuild the built-in packs' WebAssembly from internal/builtin/guest (commit wasm/ and digests.go after)
+builtins:
+	$(GO) generate ./internal/builtin
 
 ## bench: every benchmark, as a Markdown table
 bench:

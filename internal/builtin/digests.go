@@ -11,5 +11,5 @@ var digests = map[string]string{
 	"stateless-todo-list": "sha256:b6c90a4b89ec3b3dd5dae1c4c3e06756ec67e5b73f1ab7dea862cbc28671a12c",
 	"test-math":           "sha256:2be8d0f0cd50a58cb43cf0734e07a3261fdee0802f375e2deb5d929cabfd81a5",
 	"test-weather":        "sha256:f98fc004108be25ac75bdc8c5f63faf03563f720d73bce44fe4d6dbbd71ae43e",
-	"web-fetch":           "sha256:013edc1d39bdec5619ce36e1b16681907c7e5295031b24d8dadf16fda479698f",
+	"web-fetch":           "sha256:eba0df15876cd8331336f3f35e6008cbe77a7a4b02d4a89e1dec2e8fe7dd0a7d",
 }

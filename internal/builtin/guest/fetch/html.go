@@ -159,7 +159,7 @@ func (c *converter) node(n *html.Node) {
 			t = strings.Repeat("#", int(n.Data[1]-'0')) + " " + t
 		}
 		c.block(t)
-	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer, atom.Nav, atom.Aside, atom.Figure, atom.Figcaption, atom.Details, atom.Summary, atom.Dl, atom.Dt, atom.Dd, atom.Table, atom.Tr:
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer, atom.Nav, atom.Aside, atom.Figure, atom.Figcaption, atom.Details, atom.Summary, atom.Dl, atom.Dt, atom.Dd, atom.Table, atom.Thead, atom.Tbody, atom.Tfoot, atom.Tr:
 		c.flush()
 		if n.DataAtom == atom.Tr {
 			var cells []string
