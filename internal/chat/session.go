@@ -359,7 +359,11 @@ func (s *Session) promptState() promptState {
 	st := promptState{noTools: s.noTools}
 	for _, name := range s.order {
 		a := s.active[name]
-		st.packs = append(st.packs, packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()})
+		m := packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()}
+		if pr, ok := s.deps.Catalog.(Prompter); ok {
+			m.Prompt = pr.Prompt(a.ref)
+		}
+		st.packs = append(st.packs, m)
 		if a.opened {
 			st.opened = append(st.opened, name)
 		}
