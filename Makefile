@@ -11,7 +11,7 @@ FUZZMINIMIZETIME ?= 5s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 
-.PHONY: build deps test bench examples run fuzz lint man builtins
+.PHONY: build deps test bench examples run fuzz lint man pack-tests builtins
 
 ## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
@@ -31,7 +31,12 @@ test: lint
 	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) -C wasm-examples test
+	$(MAKE) pack-tests
 	cd internal/builtin/guest && $(GO) vet ./tools ./fetch && $(GO) test ./tools ./fetch
+
+## pack-tests: every example pack's own cases (tests/*.yaml, recipe tests too) through `packs test`
+pack-tests: build
+	for dir in wasm-examples/*/; do $(BIN) test "$$dir"; done
 
 ## builtins: rebuild the built-in packs' WebAssembly from internal/builtin/guest (commit wasm/ and digests.go after)
 builtins:

@@ -26,6 +26,27 @@ type Manifest struct {
 	// DefaultConfirmation is [recipes].default_confirmation: the
 	// confirmation level of a recipe step that sets none ("" for prompt).
 	DefaultConfirmation string
+	// Category and Icon are [skill].category and [skill].icon: how a front
+	// end groups and draws the pack (spec 003); both may be empty.
+	Category, Icon string
+	// Status is [skill].status: StatusAvailable unless the pack says
+	// otherwise.
+	Status Status
+}
+
+// Status is a pack's availability (spec 003's CapabilityStatus).
+type Status string
+
+// The statuses [skill].status accepts.
+const (
+	StatusAvailable  Status = "available"
+	StatusComingSoon Status = "coming_soon"
+	StatusDeprecated Status = "deprecated"
+)
+
+// ValidStatus reports whether s is one of the statuses [skill].status accepts.
+func ValidStatus(s Status) bool {
+	return s == StatusAvailable || s == StatusComingSoon || s == StatusDeprecated
 }
 
 // Executable is skill.toml's [executable] table: the pack's main module and
@@ -87,6 +108,9 @@ type skillTable struct {
 	Keywords       []string `toml:"keywords"`
 	APIVersion     string   `toml:"api_version"`
 	MinCaroVersion string   `toml:"min_caro_version"`
+	Category       string   `toml:"category"`
+	Icon           string   `toml:"icon"`
+	Status         string   `toml:"status"`
 }
 
 type providesTable struct {
@@ -188,6 +212,14 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 		ID: md.Skill.ID, Name: md.Skill.Name, Version: md.Skill.Version, Description: md.Skill.Description,
 		Authors: md.Skill.Authors, License: md.Skill.License, APIVersion: md.Skill.APIVersion,
 		Executable: Executable{Module: md.Executable.Module, Exports: md.Executable.Exports},
+		Category:   md.Skill.Category, Icon: md.Skill.Icon, Status: StatusAvailable,
+	}
+	if st := Status(md.Skill.Status); st != "" {
+		if ValidStatus(st) {
+			m.Status = st
+		} else {
+			p.errorf([]string{"skill", "status"}, -1, "manifest-status", "status %q is not available, coming_soon or deprecated", md.Skill.Status)
+		}
 	}
 	if m.Version != "" {
 		if err := checkSemver(m.Version); err != nil {

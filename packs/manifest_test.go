@@ -185,6 +185,10 @@ func TestManifestFindings(t *testing.T) {
 		{"semver-numeric-pre-release-leading-zero", "[skill]\nversion = \"1.0.0-01\"\n", []string{"error:manifest-version@2"}},
 		{"filesystem-doublestar", "[capabilities]\nfilesystem_read = [\"~/logs/**/*.log\"]\n", []string{"error:capability-pattern@2"}},
 		{"api-1", "[skill]\napi_version = \"1\"\n", nil},
+		{"status-unknown", "[skill]\nid = \"x\"\n\nstatus = \"beta\"\n", []string{"error:manifest-status@4"}},
+		{"status-case", "[skill]\nstatus = \"Deprecated\"\n", []string{"error:manifest-status@2"}},
+		{"status-type", "[skill]\nstatus = 1\n", []string{"error:toml-type@2"}},
+		{"icon-type", "[skill]\nicon = [\"a\"]\n", []string{"error:toml-type@2"}},
 		{"type-bool", "[provides]\nknowledge = \"yes\"\n", []string{"error:toml-type@2"}},
 		{"syntax", "[skill]\nid = \"unterminated\n", []string{"error:toml-syntax@2"}},
 		{"duplicate-key", "[skill]\nid = \"a\"\nid = \"b\"\n", []string{"error:toml-syntax@3"}},
@@ -196,6 +200,33 @@ func TestManifestFindings(t *testing.T) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestManifestPresentation: [skill].category, icon and status (spec 003)
+// reach the parsed manifest; status defaults to available.
+func TestManifestPresentation(t *testing.T) {
+	cases := []struct {
+		doc            string
+		category, icon string
+		status         Status
+	}{
+		{"", "", "", StatusAvailable},
+		{"[skill]\nid = \"x\"\n", "", "", StatusAvailable},
+		{"[skill]\ncategory = \"Testing\"\nicon = \"calculator\"\n", "Testing", "calculator", StatusAvailable},
+		{"[skill]\nstatus = \"available\"\n", "", "", StatusAvailable},
+		{"[skill]\nstatus = \"coming_soon\"\n", "", "", StatusComingSoon},
+		{"[skill]\nstatus = \"deprecated\"\nicon = \"box\"\n", "", "box", StatusDeprecated},
+	}
+	for _, tc := range cases {
+		m, fs := parseM(tc.doc)
+		if len(fs) != 0 || m == nil {
+			t.Errorf("%q: findings %v", tc.doc, fs)
+			continue
+		}
+		if m.Category != tc.category || m.Icon != tc.icon || m.Status != tc.status {
+			t.Errorf("%q: category, icon, status = %q, %q, %q; want %q, %q, %q", tc.doc, m.Category, m.Icon, m.Status, tc.category, tc.icon, tc.status)
+		}
 	}
 }
 

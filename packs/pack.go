@@ -36,6 +36,19 @@ func (p *Pack) Request() capability.Request {
 	return p.Manifest.Capabilities
 }
 
+// ErrComingSoon: the pack's [skill].status is coming_soon. It is listed,
+// but no chat or agent takes it on.
+var ErrComingSoon = errors.New("packs: pack is coming soon")
+
+// Attachable returns an error wrapping ErrComingSoon for a coming_soon
+// pack, nil for any other (a deprecated pack still works).
+func (p *Pack) Attachable() error {
+	if p.Manifest != nil && p.Manifest.Status == StatusComingSoon {
+		return fmt.Errorf("%w: %s", ErrComingSoon, p.Name)
+	}
+	return nil
+}
+
 // Tool returns the tool of that name.
 func (p *Pack) Tool(name string) (*Tool, bool) {
 	for _, t := range p.Tools {

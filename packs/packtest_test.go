@@ -115,6 +115,8 @@ func TestLoadTests(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "tests", "b.yaml"), []byte(goodTests), 0o644)
 	os.WriteFile(filepath.Join(dir, "tests", "a.yml"), []byte("cases:\n  - {name: first, tool: t}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "tests", "notes.md"), []byte("not a test"), 0o644)
+	// Spec 001's recipe tests have their own format and runner.
+	os.WriteFile(filepath.Join(dir, filepath.FromSlash(RecipeTestFile)), []byte("test_cases:\n  - name: x\n"), 0o644)
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "tests", "c.yaml")); err != nil {
 		t.Fatal(err)
 	}

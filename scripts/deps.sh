@@ -2,7 +2,7 @@
 # Installs what building and testing packs needs beyond Go, on Debian or Ubuntu.
 # Idempotent: it installs only what is missing, so `make run` and `make test` call it every time.
 #
-#   rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev   Rust guests, offline (wasm32 targets, serde_json)
+#   rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev librust-csv-dev   Rust guests, offline (wasm32 targets, serde_json, csv)
 #   lld-14                                                       rust-lld, the wasm linker; libstd-rust-dev-wasm32
 #                                                                only recommends it, and we install without recommends
 #   wabt binaryen                                                wat2wasm for test guests, wasm-opt for Rust guests
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev lld-14 wabt binaryen"
+APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev librust-csv-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
 	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry"
 fi

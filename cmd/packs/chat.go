@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/chat/terminal"
 	"github.com/packs-run/packs/internal/llm"
@@ -31,9 +33,10 @@ func (c *cli) chatCommand() *cobra.Command {
 		asJSON  bool
 		chatID  string
 		wsDir   string
+		agent   string
 	)
 	cmd := &cobra.Command{
-		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT [--yes] [--json]] [--chat ID | --workspace DIR]",
+		Use:   "chat [--provider openai|anthropic] [--base-url URL] [--model NAME] [--attach PACK]... [--message TEXT [--yes] [--json]] [--agent NAME] [--chat ID | --workspace DIR]",
 		Short: "Chat with a model that uses the attached packs, one approved step at a time",
 		Long: `packs chat talks to a model (OpenAI-compatible Chat Completions, by default a
 local Ollama at ` + llm.DefaultOpenAIBaseURL + `, or Anthropic Messages). The model
@@ -59,6 +62,11 @@ result is what the model was sent: the tool's JSON result, or
 refused; artifacts are files the call left in the workspace ({"path",
 "type", "mime", "size_bytes"}). --chat ID resumes that chat.
 
+--agent NAME starts the chat from an agent (packs agent): its capabilities
+are attached first, in order, its system prompt follows the packs' metadata,
+and its model and max_tokens, when it sets them, are used in place of the
+configured ones, for this chat's whole life.
+
 Settings come from flags, then PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL,
 then the [llm] table of <home>/config.toml (provider, base_url, model,
 api_key_env, max_tokens, timeout, tools). The API key comes from the
@@ -74,6 +82,9 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			}
 			if wsDir != "" && chatID != "" {
 				return usageError("chat: --workspace starts a new chat in DIR; a chat resumed with --chat keeps its own workspace")
+			}
+			if agent != "" && chatID != "" {
+				return usageError("chat: --agent starts a new chat; a chat resumed with --chat keeps the agent it started from")
 			}
 			if wsDir != "" {
 				abs, err := filepath.Abs(wsDir)
@@ -96,7 +107,22 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			s, err := chat.Open(ctx, deps, chat.Options{ID: chatID, Attach: attach, Workspace: wsDir})
+			opt := chat.Options{ID: chatID, Attach: attach, Workspace: wsDir}
+			if agent != "" {
+				ag, err := a.ChatAgent(ctx, agent)
+				if errors.Is(err, app.ErrAgentNotFound) {
+					return exitWith(exitUsage, err)
+				}
+				if err != nil {
+					return agentError(err)
+				}
+				for _, w := range ag.Warnings {
+					fmt.Fprintln(c.stderr, "packs: warning: "+w)
+				}
+				opt.Profile = chat.Profile{Agent: ag.ID, SystemPrompt: ag.SystemPrompt, Model: ag.Model, MaxTokens: ag.MaxTokens}
+				opt.Attach = append(slices.Clone(ag.Packs), attach...)
+			}
+			s, err := chat.Open(ctx, deps, opt)
 			if err != nil {
 				if errors.Is(err, chat.ErrNotFound) {
 					return exitWith(exitUsage, err)
@@ -125,6 +151,7 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 	f.BoolVar(&yes, "yes", false, "with --message: approve this turn's tool calls")
 	f.BoolVar(&asJSON, "json", false, "with --message: print the turn as one JSON object (see above)")
 	f.StringVar(&chatID, "chat", "", "resume the chat with this id")
+	f.StringVar(&agent, "agent", "", "start the chat from this agent (name or id; see packs agent list)")
 	f.StringVar(&wsDir, "workspace", "", "a new chat works in DIR (made when missing): its tools see it at /workspace, e.g. the logs to triage (default <home>/workspaces/CHAT)")
 	return cmd
 }

@@ -41,7 +41,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.runCommand(),
 		c.mcpCommand(), c.approveCommand(),
 		c.serveCommand(),
-		c.chatCommand(),
+		c.chatCommand(), c.agentCommand(),
 		c.grantCommand(), c.revokeCommand(), c.capabilitiesCommand(),
 		c.policyCommand(),
 		c.auditCommand(),
@@ -130,6 +130,16 @@ func errorHint(err error) string {
 		return ": reinstall the pack with packs add, or remove it with packs remove"
 	case errors.Is(err, packs.ErrNotInstalled):
 		return ": see packs list, or install it with packs add"
+	}
+	switch {
+	case errors.Is(err, app.ErrAgentNotFound):
+		return ": see packs agent list, or create it with packs agent create NAME"
+	case errors.Is(err, app.ErrAgentExists):
+		return ": choose another name, or change that agent with packs agent edit"
+	case errors.Is(err, app.ErrUnknownCapability):
+		return ": packs list shows the installed packs and built-ins; install it with packs add, or leave it out"
+	case errors.Is(err, app.ErrUnavailable):
+		return ": a coming_soon pack cannot be attached; leave it out until a version that provides it is installed"
 	}
 	if name, ok := missingSecret(err); ok {
 		return ": set it with packs secret set " + name

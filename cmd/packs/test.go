@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/author"
+	"github.com/packs-run/packs/packs"
 )
 
 func (c *cli) testCommand() *cobra.Command {
@@ -19,13 +22,23 @@ integrity, sandbox, audit), with the grant the case names and host effects
 faked by the case (HTTP answers, workspace files, stub commands), then
 checks the output or error and the capabilities exercised, allowed and
 denied. Nothing reaches the network or the real commands. The format is
-in docs/authoring.md.
+in docs/authoring.md. A pack's recipe tests (tests/recipe_test.yaml) run
+too, as packs recipe test runs them.
 
 One line per case goes to stdout ("ok" or "FAIL" and why). Exit status: 0
 when every case passes, 1 when any fails or a test file has errors.`,
 		Args: nargs(0, 1, "at most one pack folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := packDir(args)
+			_, statErr := os.Stat(filepath.Join(dir, filepath.FromSlash(packs.RecipeTestFile)))
+			if hasRecipeTests := statErr == nil; hasRecipeTests {
+				if err := c.testRecipes(cmd.Context(), dir, false); err != nil {
+					return err
+				}
+				if !hasToolTests(dir) {
+					return nil
+				}
+			}
 			results, fs, err := author.Test(cmd.Context(), dir, author.TestOptions{CacheDir: c.validateCache(), Report: c.stdout})
 			for _, f := range fs {
 				fmt.Fprintln(c.stdout, f.String())
@@ -49,4 +62,11 @@ when every case passes, 1 when any fails or a test file has errors.`,
 		},
 	}
 	return cmd
+}
+
+// hasToolTests reports whether dir's tests/ holds test files other than the
+// recipe tests.
+func hasToolTests(dir string) bool {
+	cases, fs := packs.LoadTests(dir)
+	return len(cases) > 0 || len(fs) > 0
 }

@@ -103,19 +103,30 @@ type result struct {
 	err error
 }
 
-// The writer's statements, prepared once on its connection.
+// The writer's statements, prepared once on its connection. Its
+// transactions are statements too: database/sql's Tx would prepare every
+// statement again inside each one (a statement prepared on a Conn is not
+// reused by a Tx on that Conn), which cost as much as the commit itself.
+// The connection is the writer goroutine's alone, so nothing else can run
+// between its BEGIN and its COMMIT.
 const (
-	stmtHead = iota
+	stmtBegin = iota
+	stmtCommit
+	stmtRollback
+	stmtHead
 	stmtInsert
 	stmtSetHead
 	stmtRow
 )
 
 var stmtSQL = [...]string{
-	stmtHead:    `SELECT seq, hash FROM audit_head WHERE id = 1`,
-	stmtInsert:  `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stmtSetHead: `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-	stmtRow:     `SELECT hash, mac FROM audit WHERE seq = ?`,
+	stmtBegin:    `BEGIN IMMEDIATE`,
+	stmtCommit:   `COMMIT`,
+	stmtRollback: `ROLLBACK`,
+	stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
+	stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+	stmtRow:      `SELECT hash, mac FROM audit WHERE seq = ?`,
 }
 
 // Open starts a Log on db: it takes one connection for its writer
@@ -253,34 +264,37 @@ func (l *Log) write() {
 // commit writes batch as one transaction and returns the first row's seq.
 // It reads the head inside the write transaction, so two processes sharing
 // packs.db still build one chain.
-func (l *Log) commit(batch []*request) (int64, error) {
+func (l *Log) commit(batch []*request) (seq0 int64, err error) {
 	ctx := context.Background()
-	tx, err := l.conn.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := l.stmts[stmtBegin].ExecContext(ctx); err != nil {
 		return 0, err
 	}
-	defer tx.Rollback()
+	defer func() {
+		if err != nil {
+			// The transaction may still be open: end it, keeping nothing.
+			l.stmts[stmtRollback].ExecContext(ctx)
+		}
+	}()
 	seq, prev := int64(0), genesis
-	err = tx.StmtContext(ctx, l.stmts[stmtHead]).QueryRowContext(ctx).Scan(&seq, &prev)
+	err = l.stmts[stmtHead].QueryRowContext(ctx).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
-	insert := tx.StmtContext(ctx, l.stmts[stmtInsert])
 	first := seq + 1
 	var mac string
 	for _, r := range batch {
 		seq++
 		h := rowHash(prev, seq, r.row)
 		mac = l.key.rowMAC(seq, h)
-		if _, err := insert.ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
+		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
 			return 0, err
 		}
 		prev = h
 	}
-	if _, err := tx.StmtContext(ctx, l.stmts[stmtSetHead]).ExecContext(ctx, seq, prev); err != nil {
+	if _, err := l.stmts[stmtSetHead].ExecContext(ctx, seq, prev); err != nil {
 		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := l.stmts[stmtCommit].ExecContext(ctx); err != nil {
 		return 0, err
 	}
 	l.pending = &tip{seq: seq, hash: prev, mac: mac}

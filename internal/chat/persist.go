@@ -56,23 +56,25 @@ func (c chatStore) write(ctx context.Context, what string, fn func(tx *sql.Tx) e
 
 func stamp3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (c chatStore) createChat(ctx context.Context, id, workspace string) error {
+func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile) error {
 	at := stamp3339(now())
 	return c.write(ctx, "create "+id, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at) VALUES(?, ?, ?)`, id, workspace, at)
+		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens) VALUES(?, ?, ?, ?, ?, ?, ?)`,
+			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens)
 		return err
 	})
 }
 
-func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, err error) {
-	err = c.db.QueryRowContext(ctx, `SELECT workspace FROM chats WHERE id = ?`, id).Scan(&workspace)
+func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, p Profile, err error) {
+	err = c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens FROM chats WHERE id = ?`, id).
+		Scan(&workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
+		return "", p, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
 	}
 	if err != nil {
-		return "", fmt.Errorf("chat: load %s: %w", id, err)
+		return "", p, fmt.Errorf("chat: load %s: %w", id, err)
 	}
-	return workspace, nil
+	return workspace, p, nil
 }
 
 // appendMessages stores msgs as the messages numbered from seq on, in one

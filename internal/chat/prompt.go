@@ -99,11 +99,15 @@ func oneLine(s string) string {
 
 // promptState is what the system prompt is built from.
 type promptState struct {
-	packs    []packMeta
-	opened   []string // packs whose docs are in the conversation
-	enabled  []string // packs whose tools are offered
-	noTools  bool
-	explicit string // a pack the person invoked with /name in this message
+	packs   []packMeta
+	opened  []string // packs whose docs are in the conversation
+	enabled []string // packs whose tools are offered
+	noTools bool
+	// agentPrompt is the system prompt of the agent the chat started
+	// from; it follows the metadata, as spec 003 puts the capabilities'
+	// additions before the agent's own prompt.
+	agentPrompt string
+	explicit    string // a pack the person invoked with /name in this message
 	// injected is the explicit pack's entry doc, included for one request
 	// when the model cannot call tools (spec 002 §6.3).
 	injected string
@@ -135,6 +139,11 @@ func systemPrompt(st promptState) string {
 	if len(st.enabled) > 0 {
 		b.WriteString("Tools enabled: ")
 		b.WriteString(strings.Join(st.enabled, ", "))
+		b.WriteByte('\n')
+	}
+	if st.agentPrompt != "" {
+		b.WriteByte('\n')
+		b.WriteString(strings.TrimRight(st.agentPrompt, "\n"))
 		b.WriteByte('\n')
 	}
 	switch {

@@ -28,11 +28,26 @@ type Options struct {
 	// should be absolute). Empty: a fresh folder under Deps.Workspaces. A
 	// resumed chat keeps the workspace it was started with.
 	Workspace string
+	// Profile is what a new chat starts from: an agent's system prompt
+	// and model settings. A resumed chat keeps the profile it was started
+	// with.
+	Profile Profile
 	// OnToolsChanged is called, outside the session's lock, each time the
 	// tools Tools returns have changed (a pack attached, detached, or its
 	// tools enabled). The MCP server sends notifications/tools/list_changed
 	// from it.
 	OnToolsChanged func()
+}
+
+// Profile is an agent's part in a chat (spec 003): its system prompt
+// follows the pack metadata in every request, and its model settings
+// override the configured ones. The agent's capabilities are attached
+// through Options.Attach like any pack: attaching grants nothing.
+type Profile struct {
+	Agent        string // the agent's id; "" for a chat without one
+	SystemPrompt string
+	Model        string // "" for the provider's configured model
+	MaxTokens    int    // 0 for the provider's configured limit
 }
 
 // attached is one pack of the Active Pack Set. A value is never changed
@@ -64,6 +79,7 @@ type Session struct {
 	db        chatStore
 	id        string
 	workspace string
+	profile   Profile // set when the chat is created or loaded, then fixed
 	log       *slog.Logger
 	changed   func()
 	memory    capability.ChatMemory
@@ -103,15 +119,17 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		if err := os.MkdirAll(s.workspace, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
-		if err := s.db.createChat(ctx, s.id, s.workspace); err != nil {
+		s.profile = opt.Profile
+		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile); err != nil {
 			return nil, err
 		}
 	} else {
 		s.id = opt.ID
-		ws, err := s.db.loadChat(ctx, opt.ID)
+		ws, prof, err := s.db.loadChat(ctx, opt.ID)
 		if err != nil {
 			return nil, err
 		}
+		s.profile = prof
 		s.workspace = ws
 		if err := os.MkdirAll(ws, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
@@ -154,6 +172,9 @@ func (s *Session) SetClient(name string) {
 
 // ID is the chat's identifier, for resuming it.
 func (s *Session) ID() string { return s.id }
+
+// Profile is the agent settings the chat was started with.
+func (s *Session) Profile() Profile { return s.profile }
 
 // Workspace is the chat's workspace directory.
 func (s *Session) Workspace() string { return s.workspace }
@@ -225,6 +246,9 @@ func (s *Session) attach(ctx context.Context, name string, mandated bool) error 
 	}
 	p, ref, err := s.deps.Catalog.Pack(ctx, name)
 	if err != nil {
+		return err
+	}
+	if err := p.Attachable(); err != nil && !mandated {
 		return err
 	}
 	if err := s.deps.Pipeline.Policy().Blocked(ref); err != nil {
@@ -371,6 +395,7 @@ func (s *Session) promptState() promptState {
 			st.enabled = append(st.enabled, name)
 		}
 	}
+	st.agentPrompt = s.profile.SystemPrompt
 	return st
 }
 

@@ -120,7 +120,7 @@ func (s *Session) Send(ctx context.Context, provider llm.Provider, text string, 
 		if explicit != "" && st.noTools && !injected {
 			st.injected, injected = s.entryDoc(explicit), true
 		}
-		req := llm.Request{System: systemPrompt(st), Messages: s.history()}
+		req := llm.Request{System: systemPrompt(st), Messages: s.history(), Model: s.profile.Model, MaxTokens: s.profile.MaxTokens}
 		if !st.noTools {
 			req.Tools = s.Tools()
 			if err := checkBudget(provider.Name(), provider.Limits(), req.Tools); err != nil {

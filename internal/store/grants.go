@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/packs-run/packs/capability"
@@ -125,17 +126,32 @@ func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
 // TakeGrants does, without spending the once grants: for showing what a call
 // would hold.
 func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	rows, err := db.Grants(ctx, pack)
+	rows, err := db.callGrantRows(ctx, pack, chat)
+	if err != nil {
+		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
+	}
+	return UserGrants(rows), nil
+}
+
+// callGrantsSQL selects the grants that apply to one call of a pack (the
+// first parameter) in a chat (the second): persistent ones, and chat and
+// once ones of that chat, revoked rows included.
+const callGrantsSQL = `SELECT pack, chat, capability, resources, scope, granted_at, revoked_at
+	FROM grants WHERE pack = ? AND (chat = '' OR chat = ?) ORDER BY capability, scope, chat`
+
+// callGrantRows runs callGrantsSQL through its prepared statement.
+func (db *DB) callGrantRows(ctx context.Context, pack, chat string) ([]GrantRow, error) {
+	db.callGrantsOnce.Do(func() {
+		db.callGrants, db.callGrantsErr = db.sql.PrepareContext(context.WithoutCancel(ctx), callGrantsSQL)
+	})
+	if db.callGrantsErr != nil {
+		return nil, db.callGrantsErr
+	}
+	rows, err := db.callGrants.QueryContext(ctx, pack, chat)
 	if err != nil {
 		return nil, err
 	}
-	var keep []GrantRow
-	for _, r := range rows {
-		if r.Chat == "" || r.Chat == chat {
-			keep = append(keep, r)
-		}
-	}
-	return UserGrants(keep), nil
+	return scanGrants(rows)
 }
 
 // TakeGrants returns the grants that apply to one call of pack in chat (""
@@ -143,11 +159,20 @@ func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.U
 // revoked rows included so a denial can say so. The once grants it returns
 // are spent: deleted in the same transaction, so two calls never share one.
 // Call it after the gate approved the call, right before resolving its grant.
+//
+// Most calls hold no once grant: those are answered by one read, without
+// taking the database's write lock. A once grant made after that read is
+// not this call's: it stays for the next.
 func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	var out []GrantRow
-	err := db.grantsTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT pack, chat, capability, resources, scope, granted_at, revoked_at
-			FROM grants WHERE pack = ? AND (chat = '' OR chat = ?) ORDER BY capability, scope, chat`, pack, chat)
+	out, err := db.callGrantRows(ctx, pack, chat)
+	if err != nil {
+		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
+	}
+	if !slices.ContainsFunc(out, liveOnce) {
+		return UserGrants(out), nil
+	}
+	err = db.grantsTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, callGrantsSQL, pack, chat)
 		if err != nil {
 			return err
 		}
@@ -162,6 +187,10 @@ func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.U
 	}
 	return UserGrants(out), nil
 }
+
+// liveOnce reports whether r is a once grant not revoked: one TakeGrants
+// spends.
+func liveOnce(r GrantRow) bool { return r.Scope == capability.ScopeOnce && r.RevokedAt.IsZero() }
 
 // DeleteGrants forgets every grant of pack, for `packs remove`.
 func (db *DB) DeleteGrants(ctx context.Context, pack string) error {

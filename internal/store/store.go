@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -15,6 +16,12 @@ import (
 // DB is an open packs.db. It is safe for concurrent use.
 type DB struct {
 	sql *sql.DB
+
+	// callGrants selects the grants that apply to one call (see
+	// PeekGrants): prepared once, since every tool call runs it.
+	callGrantsOnce sync.Once
+	callGrants     *sql.Stmt
+	callGrantsErr  error
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the
@@ -63,6 +70,7 @@ var migrations = []migration{
 	{4, "chat", schemaChat},
 	{5, "audit_mac", schemaAuditMAC},
 	{6, "approval_queue", schemaApprovals},
+	{7, "agents", schemaAgents},
 }
 
 func (db *DB) migrate(ctx context.Context) error {

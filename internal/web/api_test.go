@@ -23,32 +23,6 @@ import (
 	"github.com/packs-run/packs/packs"
 )
 
-func TestCapabilities(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	var list struct {
-		Items []capabilityJSON `json:"items"`
-		Total int              `json:"total"`
-	}
-	e.must(http.StatusOK, "GET", "/v1/capabilities", nil, &list)
-	if list.Total != len(capability.All()) || len(list.Items) != len(capability.All()) {
-		t.Fatalf("got %d items, total %d, want %d", len(list.Items), list.Total, len(capability.All()))
-	}
-	for i, c := range list.Items {
-		if c.ID != string(capability.All()[i]) || c.Name == "" || c.Description == "" || c.Status != "available" || c.Icon == "" || c.Category == "" {
-			t.Errorf("item %d: got %+v", i, c)
-		}
-	}
-	var one capabilityJSON
-	e.must(http.StatusOK, "GET", "/v1/capabilities/network", nil, &one)
-	if one.ID != "network" || one.Category != "Network" {
-		t.Errorf("got %+v", one)
-	}
-	var eb errorBody
-	if got := e.do("GET", "/v1/capabilities/teleport", nil, &eb); got != http.StatusNotFound || eb.Error.Code != codeNotFound || eb.Error.Status != 404 {
-		t.Errorf("unknown capability: got %d %+v", got, eb)
-	}
-}
-
 func TestInstallAndGrants(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	p := e.install()

@@ -81,49 +81,6 @@ func (s *Server) verifyAudit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// capabilityJSON is one capability in spec 003's shape.
-type capabilityJSON struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Status      string `json:"status"`
-	Icon        string `json:"icon"`
-	Category    string `json:"category"`
-}
-
-// capabilityInfo describes each capability a pack can ask for.
-var capabilityInfo = map[capability.Name]capabilityJSON{
-	capability.FilesystemRead:  {Name: "Read files", Description: "Read the listed paths, read-only. Without a grant a pack reads only its own folder.", Icon: "file-text", Category: "Filesystem"},
-	capability.FilesystemWrite: {Name: "Write files", Description: "Read and write the listed paths. Without a grant a pack writes only the chat's workspace.", Icon: "file-pen", Category: "Filesystem"},
-	capability.Network:         {Name: "Network", Description: "HTTP(S) requests to the listed host patterns, through the host's http_request.", Icon: "globe", Category: "Network"},
-	capability.EnvRead:         {Name: "Environment", Description: "See the listed environment variables (names or patterns).", Icon: "variable", Category: "System"},
-	capability.TerminalExec:    {Name: "Run commands", Description: "Run the listed native commands, never through a shell, with a timeout and a scrubbed environment.", Icon: "terminal", Category: "System"},
-	capability.SecretsAccess:   {Name: "Secrets", Description: "Read the named secrets from the secret store.", Icon: "key", Category: "Secrets"},
-}
-
-func describeCapability(n capability.Name) capabilityJSON {
-	c := capabilityInfo[n]
-	c.ID, c.Status = string(n), "available"
-	return c
-}
-
-func (s *Server) listCapabilities(w http.ResponseWriter, r *http.Request) {
-	items := make([]capabilityJSON, 0, len(capability.All()))
-	for _, n := range capability.All() {
-		items = append(items, describeCapability(n))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
-}
-
-func (s *Server) getCapability(w http.ResponseWriter, r *http.Request) {
-	n, err := capability.ParseName(r.PathValue("id"))
-	if err != nil {
-		writeError(w, http.StatusNotFound, codeNotFound, "web: "+err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, describeCapability(n))
-}
-
 // auditRowJSON is an audit row with a one-line summary for people.
 type auditRowJSON struct {
 	audit.Entry

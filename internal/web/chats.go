@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -89,7 +90,9 @@ type chatJSON struct {
 	ID string `json:"id"`
 	// Title is the person's first message, or "by hand: PACK" for the
 	// chat the packs page runs a pack's tools in, or "New chat".
-	Title     string          `json:"title"`
+	Title string `json:"title"`
+	// Agent is the id of the agent the chat started from.
+	Agent     string          `json:"agent,omitempty"`
 	Created   time.Time       `json:"created,omitzero"`
 	Updated   time.Time       `json:"updated,omitzero"`
 	Packs     []packStateJSON `json:"packs"`
@@ -103,7 +106,7 @@ type chatJSON struct {
 }
 
 func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
-	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Packs: []packStateJSON{}, Tools: []string{}}
+	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Agent: cs.s.Profile().Agent, Packs: []packStateJSON{}, Tools: []string{}}
 	for _, m := range cs.s.Messages() {
 		if m.Role == llm.RoleUser {
 			out.Title = s.title(cs.s.ID(), m.Content)
@@ -186,6 +189,9 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ID     string   `json:"id"`
 		Attach []string `json:"attach"`
+		// Agent starts the chat from an agent (id or name): its prompt and
+		// model settings, its capabilities attached before Attach.
+		Agent string `json:"agent"`
 	}
 	if r.ContentLength != 0 {
 		if err := readJSON(w, r, &body); err != nil {
@@ -194,7 +200,26 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var cs *chatState
-	if body.ID != "" {
+	var warnings []string
+	switch {
+	case body.ID != "" && body.Agent != "":
+		s.fail(w, fmt.Errorf("%w: a resumed chat keeps the agent it started from: send either id or agent", errBadRequest))
+		return
+	case body.Agent != "":
+		ag, err := s.cfg.App.ChatAgent(r.Context(), body.Agent)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		warnings = ag.Warnings
+		prof := chat.Profile{Agent: ag.ID, SystemPrompt: ag.SystemPrompt, Model: ag.Model, MaxTokens: ag.MaxTokens}
+		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Profile: prof, Attach: append(slices.Clone(ag.Packs), body.Attach...)})
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		cs = s.keep(sess)
+	case body.ID != "":
 		var err error
 		if cs, err = s.chat(r.Context(), body.ID); err == nil {
 			err = cs.s.Attach(r.Context(), body.Attach...)
@@ -203,7 +228,7 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
-	} else {
+	default:
 		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Attach: body.Attach})
 		if err != nil {
 			s.fail(w, err)
@@ -211,7 +236,7 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 		}
 		cs = s.keep(sess)
 	}
-	for _, n := range cs.s.Notices() {
+	for _, n := range append(warnings, cs.s.Notices()...) {
 		cs.events.publish("notice", map[string]string{"message": n})
 	}
 	out, err := s.describe(r.Context(), cs, true)

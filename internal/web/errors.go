@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/packs"
 )
@@ -57,15 +58,17 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.As(err, &le):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]apiError{"error": {Code: codeInvalidPack, Status: http.StatusUnprocessableEntity,
 			Message: "web: the pack has errors: fix them (packs validate shows them) and install it again", Findings: le.Findings}})
-	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec):
+	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec),
+		errors.Is(err, app.ErrInvalidAgent), errors.Is(err, app.ErrUnknownCapability):
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
 	case errors.Is(err, errTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, err.Error())
-	case errors.Is(err, chat.ErrNotFound), errors.Is(err, packs.ErrNotInstalled), errors.Is(err, errNotFound):
+	case errors.Is(err, chat.ErrNotFound), errors.Is(err, packs.ErrNotInstalled), errors.Is(err, errNotFound), errors.Is(err, app.ErrAgentNotFound):
 		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
 	case errors.Is(err, capability.ErrDenied):
 		writeError(w, http.StatusForbidden, codeDenied, err.Error())
-	case errors.Is(err, chat.ErrMandated), errors.Is(err, errBusy), errors.Is(err, chat.ErrToolBudget), errors.Is(err, packs.ErrModified):
+	case errors.Is(err, chat.ErrMandated), errors.Is(err, errBusy), errors.Is(err, chat.ErrToolBudget), errors.Is(err, packs.ErrModified),
+		errors.Is(err, app.ErrAgentExists), errors.Is(err, packs.ErrComingSoon):
 		writeError(w, http.StatusConflict, codeConflict, err.Error())
 	default:
 		s.log.Error("web: request failed", "err", err)

@@ -46,6 +46,10 @@ type capJSON struct {
 }
 
 type packJSON struct {
+	// CapabilityStatus is [skill].status when it is not "available":
+	// "deprecated" or "coming_soon" (spec 003).
+	CapabilityStatus string `json:"capability_status,omitempty"`
+
 	Name         string     `json:"name"`
 	Version      string     `json:"version"`
 	Source       string     `json:"source"`
@@ -69,6 +73,9 @@ func packInfo(ip app.InstalledPack) packJSON {
 	}
 	if ip.Pack != nil {
 		out.Description = ip.Pack.Frontmatter.Description
+		if m := ip.Pack.Manifest; m != nil && m.Status != packs.StatusAvailable {
+			out.CapabilityStatus = string(m.Status)
+		}
 		for _, t := range ip.Pack.Tools {
 			out.Tools = append(out.Tools, toolJSON{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}

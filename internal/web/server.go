@@ -197,6 +197,11 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/openapi.json", s.openAPI},
 		{"GET /v1/capabilities", s.listCapabilities},
 		{"GET /v1/capabilities/{id}", s.getCapability},
+		{"GET /v1/permissions", s.listPermissions},
+		{"GET /v1/permissions/{id}", s.getPermission},
+
+		{"GET /v1/agents", s.listAgents}, {"POST /v1/agents", s.createAgent}, // agents.go
+		{"GET /v1/agents/{id}", s.getAgent}, {"PATCH /v1/agents/{id}", s.updateAgent}, {"DELETE /v1/agents/{id}", s.deleteAgent},
 
 		{"GET /v1/packs", s.listPacks},
 		{"POST /v1/packs", s.installPack},

@@ -28,22 +28,30 @@ func mustParse(t testing.TB, s string) any {
 	return v
 }
 
-func evalJSON(t *testing.T, doc any, path string) (string, []string) {
+func evalJSON(t *testing.T, doc any, path string) string {
 	t.Helper()
 	p, err := ParsePath(path)
 	if err != nil {
 		t.Fatalf("ParsePath(%q): %v", path, err)
 	}
-	nodes, err := p.Eval(doc)
+	vals, err := p.Eval(doc)
 	if err != nil {
 		t.Fatalf("Eval(%q): %v", path, err)
 	}
-	vals := make([]any, len(nodes))
-	locs := make([]string, len(nodes))
-	for i, n := range nodes {
-		vals[i], locs[i] = n.val, n.loc
+	return string(appendJSON(nil, vals))
+}
+
+func locations(t *testing.T, doc any, path string) []string {
+	t.Helper()
+	p, err := ParsePath(path)
+	if err != nil {
+		t.Fatalf("ParsePath(%q): %v", path, err)
 	}
-	return string(appendJSON(nil, vals)), locs
+	locs, err := p.Locations(doc)
+	if err != nil {
+		t.Fatalf("Locations(%q): %v", path, err)
+	}
+	return locs
 }
 
 func TestPathEval(t *testing.T) {
@@ -76,9 +84,9 @@ func TestPathEval(t *testing.T) {
 		{".store.bike.color.length", `[]`},
 		{".store.books[?(@.price < 10)].title", `["Dune","Emma"]`},
 		{".store.books[?@.price >= 12].title", `["Neuromancer"]`},
-		{".store.books[?(@.stock)].title", `["Dune","Emma"]`}, // 0 is truthy, as in jq
+		{".store.books[?(@.stock)].title", `["Dune","Emma"]`}, // exists (RFC 9535), so 0 counts
 		{".store.books[?(!@.stock)].title", `["Neuromancer","It"]`},
-		{".store.books[?(@.price)].title", `["Dune","Emma","Neuromancer"]`},
+		{".store.books[?(@.price)].title", `["Dune","Emma","Neuromancer","It"]`}, // null exists too
 		{".store.books[?(@.price == null)].title", `["It"]`},
 		{".store.books[?(@.tags[*] == 'cyberpunk')].title", `["Neuromancer"]`},
 		{".store.books[?(@.author =~ '^[A-H]')].title", `["Dune","Emma","Neuromancer"]`},
@@ -87,13 +95,17 @@ func TestPathEval(t *testing.T) {
 		{".store.books[?(@.author != 'King')].title", `["Dune","Emma","Neuromancer"]`},
 		{".store.books[?(@.stock != 0)].title", `["Dune","Neuromancer","It"]`},
 		{".store.books[?(@.price < $.store.bike.price && (@.stock > 1 || @.price > 10))].title", `["Dune","Neuromancer"]`},
+		{".store.books[?(length(@.tags) == 2)].title", `["Dune","Neuromancer"]`},
+		{".store.books[?(match(@.author, 'G.*'))].title", `["Neuromancer"]`},
+		{".store.books[?(search(@.title, 'm'))].title", `["Emma","Neuromancer"]`},
+		{".store.books[?(@.price < 10)]", `[{"title":"Dune","author":"Herbert","price":9.5,"tags":["scifi","classic"],"stock":3},{"title":"Emma","author":"Austen","price":4,"tags":["classic"],"stock":0}]`},
 		{".store.books[?(@.title > 'F')].title", `["Neuromancer","It"]`},
 		{".store.books[?(@.title == 5)].title", `[]`},
 		{".store.books[?(@.price > 'a')].title", `[]`},
 		{".store.bike[?(@ == 'red')]", `["red"]`},
 	}
 	for _, tt := range tests {
-		got, _ := evalJSON(t, doc, tt.path)
+		got := evalJSON(t, doc, tt.path)
 		if got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.path, got, tt.want)
 		}
@@ -102,44 +114,34 @@ func TestPathEval(t *testing.T) {
 
 func TestPathLocations(t *testing.T) {
 	doc := mustParse(t, store)
-	_, got := evalJSON(t, doc, `..["a.b"]`)
-	if want := `$.store["odd key"]["a.b"]`; len(got) != 1 || got[0] != want {
-		t.Errorf("got %q, want [%q]", got, want)
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{`..["a.b"]`, []string{`$.store['odd key']['a.b']`}},
+		{".store.books[?(@.stock == 0)].title", []string{"$.store.books[1].title"}},
+		// In document order, which the library does not promise for filters.
+		{".store.books[?(@.price < 10)].title", []string{"$.store.books[0].title", "$.store.books[1].title"}},
+		{".store.bike.*", []string{"$.store.bike.color", "$.store.bike.price"}},
+		{"$", []string{"$"}},
 	}
-	_, got = evalJSON(t, doc, ".store.books[?(@.stock == 0)].title")
-	if want := "$.store.books[1].title"; len(got) != 1 || got[0] != want {
-		t.Errorf("got %q, want [%q]", got, want)
+	for _, tt := range tests {
+		if got := locations(t, doc, tt.path); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%s: got %q, want %q", tt.path, got, tt.want)
+		}
 	}
 }
 
 func TestPathErrors(t *testing.T) {
-	tests := []struct {
-		path   string
-		column int
-		msg    string
-	}{
-		{".a[", 3, "unterminated"},
-		{".a[0", 3, "unterminated"},
-		{".a.", 4, "ends after"},
-		{".a.%", 4, "after \".\""},
-		{".a b", 4, "unexpected"},
-		{`.a["x]`, 4, "unterminated string"},
-		{`.a['\q']`, 6, "unknown escape"},
-		{".a[?(@.b = 1)]", 10, "=="},
-		{".a[?(@.b =~ 'a(')]", 13, "regular expression"},
-		{".a[?(@.b =~ @.c)]", 13, "quoted regular expression"},
-		{".a[?(@.b > )]", 12, "expected @.field"},
-		{".a[?(@.b > 1]", 13, "\")\""},
-		{".a[?(@.b > 1x)]", 13, "\")\""},
-		{".a[?@.b > 1x]", 12, "\"]\""},
-		{".a[1:2,3]", 7, "slice"},
-		{".a[99999999999999999999]", 4, "out of range"},
-		{".a[?(@.b > 1-)]", 12, "bad number"},
-		{".a[#]", 4, "inside [...]"},
-		{"\xff", 1, "UTF-8"},
-		{strings.Repeat(".a", 3000), 1, "longer than"},
-		{".a[?" + strings.Repeat("(", 100) + "@" + strings.Repeat(")", 100) + "]", 69, "nested deeper"},
-		{".a[?" + strings.Repeat("!", 100) + "@]", 69, "nested deeper"},
+	tests := []struct{ path, msg string }{
+		{".a[", "not terminated"},
+		{".a.", "not terminated"},
+		{".a b", "parse error"},
+		{`.a["x]`, "invalid bracket"},
+		{`.a['\q']`, "not a valid escaped character"},
+		{".a[?(@.b = 1)]", "not a valid operation"},
+		{".a[?(@.b > )]", "not a value"},
+		{strings.Repeat(".a", 3000), "longer than"},
 	}
 	for _, tt := range tests {
 		_, err := ParsePath(tt.path)
@@ -148,8 +150,8 @@ func TestPathErrors(t *testing.T) {
 			t.Errorf("ParsePath(%q) = %v, want a *PathError", tt.path, err)
 			continue
 		}
-		if pe.Column != tt.column || !strings.Contains(pe.Msg, tt.msg) {
-			t.Errorf("ParsePath(%q): column %d %q, want column %d containing %q", tt.path, pe.Column, pe.Msg, tt.column, tt.msg)
+		if !strings.Contains(pe.Error(), tt.msg) || !strings.Contains(pe.Error(), "RFC 9535") {
+			t.Errorf("ParsePath(%q): %q, want it to contain %q and name the syntax", tt.path, pe.Error(), tt.msg)
 		}
 	}
 }
@@ -179,8 +181,8 @@ func FuzzParsePath(f *testing.F) {
 		p, err := ParsePath(s)
 		if err != nil {
 			var pe *PathError
-			if !errors.As(err, &pe) || pe.Column < 1 {
-				t.Fatalf("ParsePath(%q) = %v, want a *PathError with a column", s, err)
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParsePath(%q) = %v, want a *PathError", s, err)
 			}
 			return
 		}

@@ -123,22 +123,21 @@ func query(input []byte) ([]byte, error) {
 	if err != nil {
 		return nil, toolError("%v", err)
 	}
-	nodes, err := p.Eval(doc)
+	vals, err := p.Eval(doc)
 	if err != nil {
 		return nil, toolError("%v", err)
 	}
-	out := obj("count", json.Number(strconv.Itoa(len(nodes))))
-	shown := nodes[:min(limit, len(nodes))]
-	results := make([]any, len(shown))
-	locs := make([]string, len(shown))
-	for i, n := range shown {
-		results[i], locs[i] = n.val, n.loc
-	}
-	out.set("results", results)
+	out := obj("count", json.Number(strconv.Itoa(len(vals))))
+	shown := vals[:min(limit, len(vals))]
+	out.set("results", shown)
 	if withLoc {
-		out.set("locations", locs)
+		locs, err := p.Locations(doc)
+		if err != nil {
+			return nil, err
+		}
+		out.set("locations", locs[:len(shown)])
 	}
-	if len(shown) < len(nodes) {
+	if len(shown) < len(vals) {
 		out.set("truncated", true)
 	}
 	return appendJSON(nil, out), nil
@@ -161,20 +160,16 @@ func transform(input []byte) ([]byte, error) {
 		if err != nil {
 			return nil, toolError("at: %v", err)
 		}
-		nodes, err := p.Eval(doc)
+		vals, err := p.Eval(doc)
 		if err != nil {
 			return nil, toolError("at: %v", err)
 		}
 		switch {
-		case len(nodes) == 0:
+		case len(vals) == 0:
 			return nil, toolError("at: path %q selects nothing in the document; check it with query first", at)
-		case len(nodes) == 1 && p.simple():
-			doc = nodes[0].val
+		case len(vals) == 1 && p.simple():
+			doc = vals[0]
 		default:
-			vals := make([]any, len(nodes))
-			for i, n := range nodes {
-				vals[i] = n.val
-			}
 			doc = vals
 		}
 	}
@@ -193,7 +188,7 @@ func transform(input []byte) ([]byte, error) {
 	return appendJSON(nil, obj("result", res)), nil
 }
 
-// validateJSON: {text|data, schema?} → {valid, syntax_error?, errors?, unsupported_keywords?}
+// validateJSON: {text|data, schema?} → {valid, syntax_error?, errors?}
 // An invalid document is a successful answer ("valid": false), not a tool error.
 func validateJSON(input []byte) ([]byte, error) {
 	a, err := parseArgs(input)
@@ -217,7 +212,7 @@ func validateJSON(input []byte) ([]byte, error) {
 	if !ok {
 		return appendJSON(nil, out), nil
 	}
-	errs, unsupported, err := validateSchema(schema, doc)
+	errs, err := validateSchema(schema, doc)
 	if err != nil {
 		return nil, toolError("%v", err)
 	}
@@ -232,9 +227,6 @@ func validateJSON(input []byte) ([]byte, error) {
 			list[i] = obj("pointer", ptr, "keyword", e.Keyword, "message", e.Message)
 		}
 		out.set("errors", list)
-	}
-	if len(unsupported) > 0 {
-		out.set("unsupported_keywords", unsupported)
 	}
 	return appendJSON(nil, out), nil
 }

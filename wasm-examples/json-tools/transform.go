@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -37,7 +38,7 @@ type step struct {
 	selects []selection
 	sep     string // flatten, unflatten
 	arrays  bool   // flatten: also flatten arrays
-	filter  expr
+	filter  *Filter
 	sortBy  *Path
 	desc    bool
 	limit   int
@@ -115,13 +116,11 @@ func fieldPath(s string) (*Path, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.segs) == 0 {
+	if p.names == nil && p.simple() && len(p.x) <= 1 {
 		return nil, fmt.Errorf("path %q names the whole record: name a field such as .id", s)
 	}
-	for _, seg := range p.segs {
-		if seg.recursive || seg.kind != segName {
-			return nil, fmt.Errorf("path %q: only field names are allowed here (like .user.name); use select for indexes, wildcards and filters", s)
-		}
+	if p.names == nil {
+		return nil, fmt.Errorf("path %q: only field names are allowed here (like .user.name); use select for indexes, wildcards and filters", s)
 	}
 	return p, nil
 }
@@ -234,19 +233,11 @@ func (s *step) parseFilter(arg any) error {
 	if !ok {
 		return fmt.Errorf("want a filter expression string such as \"@.age >= 18 && @.active\"")
 	}
-	p := &pathParser{src: src}
-	if len(src) > maxPathLen {
-		return &PathError{Path: src, Column: 1, Msg: fmt.Sprintf("filter longer than %d bytes", maxPathLen)}
-	}
-	e, err := p.parseExpr()
+	f, err := ParseFilter(src)
 	if err != nil {
 		return err
 	}
-	p.skipSpace()
-	if !p.eof() {
-		return p.errorf("unexpected %q: expected && or || or the end of the filter", p.peekRune())
-	}
-	s.filter = e
+	s.filter = f
 	return nil
 }
 
@@ -312,18 +303,12 @@ func applyStep(v any, s step) (any, error) {
 	}
 	switch s.kind {
 	case stepFilter:
-		kept := arr[:0]
-		for _, e := range arr {
-			if s.filter.truth(evalCtx{root: e, cur: e}) {
-				kept = append(kept, e)
-			}
-		}
-		return kept, nil
+		return s.filter.keep(arr)
 	case stepSortBy:
 		keys := make([]any, len(arr))
 		for i, e := range arr {
 			if nodes, err := s.sortBy.Eval(e); err == nil && len(nodes) > 0 {
-				keys[i] = nodes[0].val
+				keys[i] = nodes[0]
 			} else {
 				keys[i] = missing{}
 			}
@@ -388,11 +373,17 @@ func sortCompare(a, b any) int {
 	switch x := a.(type) {
 	case bool:
 		y := b.(bool)
-		return cmp3(!x && y, x && !y)
+		switch {
+		case !x && y:
+			return -1
+		case x && !y:
+			return 1
+		}
+		return 0
 	case json.Number:
 		fx, _ := x.Float64()
 		fy, _ := b.(json.Number).Float64()
-		return cmp3(fx < fy, fx > fy)
+		return cmp.Compare(fx, fy)
 	case string:
 		return strings.Compare(x, b.(string))
 	}
@@ -410,15 +401,11 @@ func applyRecord(v any, s step) (any, error) {
 			}
 			switch {
 			case sel.path.simple() && len(nodes) > 0:
-				out.set(sel.key, nodes[0].val)
+				out.set(sel.key, nodes[0])
 			case sel.path.simple():
 				out.set(sel.key, nil)
 			default:
-				vals := make([]any, len(nodes))
-				for i, n := range nodes {
-					vals[i] = n.val
-				}
-				out.set(sel.key, vals)
+				out.set(sel.key, nodes)
 			}
 		}
 		return out, nil
@@ -506,12 +493,12 @@ func flatten(out *object, prefix string, v any, sep string, arrays bool) {
 
 func getField(o *object, p *Path) (any, bool) {
 	var cur any = o
-	for _, s := range p.segs {
+	for _, name := range p.names {
 		co, ok := cur.(*object)
 		if !ok {
 			return nil, false
 		}
-		if cur, ok = co.get(s.name); !ok {
+		if cur, ok = co.get(name); !ok {
 			return nil, false
 		}
 	}
@@ -522,27 +509,27 @@ func getField(o *object, p *Path) (any, bool) {
 // non-object that stands in the way.
 func setField(o *object, p *Path, v any) {
 	cur := o
-	for _, s := range p.segs[:len(p.segs)-1] {
-		next, _ := cur.get(s.name)
+	for _, name := range p.names[:len(p.names)-1] {
+		next, _ := cur.get(name)
 		child, ok := next.(*object)
 		if !ok {
 			child = &object{}
-			cur.set(s.name, child)
+			cur.set(name, child)
 		}
 		cur = child
 	}
-	cur.set(p.segs[len(p.segs)-1].name, v)
+	cur.set(p.names[len(p.names)-1], v)
 }
 
 func removeField(o *object, p *Path) (any, bool) {
 	cur := o
-	for _, s := range p.segs[:len(p.segs)-1] {
-		next, _ := cur.get(s.name)
+	for _, name := range p.names[:len(p.names)-1] {
+		next, _ := cur.get(name)
 		child, ok := next.(*object)
 		if !ok {
 			return nil, false
 		}
 		cur = child
 	}
-	return cur.remove(p.segs[len(p.segs)-1].name)
+	return cur.remove(p.names[len(p.names)-1])
 }

@@ -64,7 +64,7 @@ function ago(iso) {
   return t.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + t.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
 }
 
-const state = { status: null, chat: null, source: null, cards: new Map(), bubble: null, packs: [], running: false };
+const state = { status: null, chat: null, source: null, cards: new Map(), bubble: null, packs: [], running: false, agents: [], capabilities: [] };
 
 // setRunning is the one place that says whether a turn runs: Send is
 // disabled and Stop shown exactly while one does. A turn starts when the
@@ -81,11 +81,12 @@ function setRunning(on) {
 
 function route() {
   const view = (location.hash.replace(/^#\//, "") || "chat").split("/")[0];
-  for (const v of ["chat", "packs", "audit"]) {
+  for (const v of ["chat", "agents", "packs", "audit"]) {
     $("#view-" + v).hidden = v !== view;
     $("#nav-" + v).classList.toggle("active", v === view);
   }
   if (view === "packs") loadPacks();
+  if (view === "agents") loadAgents();
   if (view === "audit") loadAudit();
   if (view === "chat") {
     refreshPackChoices();
@@ -157,7 +158,9 @@ async function refreshChats() {
 }
 
 async function newChat() {
-  const c = await api("POST", "/v1/chats", {});
+  const agent = $("#agent-select").value;
+  let c;
+  try { c = await api("POST", "/v1/chats", agent ? { agent } : {}); } catch (e) { notice(e.message, "error"); throw e; }
   openChat(c);
   await refreshChats();
   history.replaceState(null, "", "#/chat/" + c.id);
@@ -176,6 +179,7 @@ function openChat(c) {
   $("#log").replaceChildren();
   $("#empty-chat").hidden = false;
   $("#chat-title").textContent = c.title || "New chat";
+  showChatAgent(c);
   for (const a of document.querySelectorAll("#chat-list .chat-item")) a.classList.toggle("active", a.dataset.chat === c.id);
   if (state.source) state.source.close();
   renderHistory(c);
@@ -537,6 +541,132 @@ async function uploadFiles(files) {
   loadFiles();
 }
 
+// ---- agents ----
+
+// agentForm holds the capability list being edited, in order.
+const agentForm = { caps: [] };
+
+function showChatAgent(c) {
+  const p = $("#chat-agent");
+  p.hidden = !c.agent;
+  if (!c.agent) return;
+  const a = state.agents.find(a => a.id === c.agent);
+  p.textContent = "Agent: " + (a ? a.name : "(deleted; this chat keeps its prompt and model settings)");
+}
+
+function capLabel(c) {
+  return c.name + (c.status === "deprecated" ? " (deprecated)" : c.status === "coming_soon" ? " (coming soon)" : "");
+}
+
+function capBadge(id) {
+  const c = state.capabilities.find(c => c.id === id);
+  if (!c) return el("span", { class: "badge missing", title: "not installed" }, id + " (not installed)");
+  return el("span", { class: "badge " + c.status, title: c.description }, capLabel(c));
+}
+
+// loadAgentChoices refreshes the agents and the capabilities, and the
+// picker of the chat page.
+async function loadAgentChoices() {
+  const [agents, caps] = await Promise.all([api("GET", "/v1/agents"), api("GET", "/v1/capabilities")]);
+  state.agents = agents.items;
+  state.capabilities = caps.items;
+  const sel = $("#agent-select");
+  const was = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "no agent"), ...state.agents.map(a => el("option", { value: a.id }, a.name)));
+  if (state.agents.some(a => a.id === was)) sel.value = was;
+}
+
+async function loadAgents() {
+  await loadAgentChoices();
+  renderCapChoices();
+  $("#agents").replaceChildren(...(state.agents.length ? state.agents.map(agentCard) : [el("div", { class: "empty" },
+    el("p", {}, el("strong", {}, "No agents yet.")),
+    el("p", { class: "muted" }, "Create one above, or from a terminal: ", el("code", {}, "packs agent create NAME --capability PACK")))]));
+}
+
+function agentCard(a) {
+  const del = el("button", { class: "small-btn delete-agent" }, "Delete");
+  del.addEventListener("click", async () => {
+    // Two clicks: the first asks, the second deletes.
+    if (!del.classList.contains("confirm")) { del.classList.add("confirm"); del.textContent = "Really delete?"; return; }
+    try { await api("DELETE", "/v1/agents/" + encodeURIComponent(a.id)); } catch (e) { $("#agent-result").replaceChildren(el("p", { class: "error" }, e.message)); }
+    loadAgents();
+  });
+  return el("div", { class: "pack agent", "data-agent": a.name },
+    el("h3", {}, a.name + " ", el("span", { class: "muted small" }, a.model || "the configured model", a.max_tokens ? " · " + a.max_tokens + " tokens" : "")),
+    a.system_prompt ? el("p", { class: "prompt" }, a.system_prompt) : el("p", { class: "muted" }, "No system prompt."),
+    el("p", {}, "Capabilities: ", a.capabilities.length ? a.capabilities.map(capBadge) : el("span", { class: "muted" }, "none")),
+    el("div", { class: "row wrap" },
+      el("button", { class: "primary small-btn start-agent", onclick: () => startFromAgent(a.id) }, "Start a chat"),
+      el("button", { class: "small-btn edit-agent", onclick: () => editAgent(a) }, "Edit"),
+      del));
+}
+
+function renderCapChoices() {
+  const left = state.capabilities.filter(c => !agentForm.caps.includes(c.id));
+  $("#agent-cap-select").replaceChildren(...(left.length ?
+    left.map(c => el("option", { value: c.id, disabled: c.status === "coming_soon" }, capLabel(c) + (c.category ? " · " + c.category : ""))) :
+    [el("option", { value: "" }, state.capabilities.length ? "nothing more to add" : "no packs installed")]));
+  const ol = $("#agent-caps");
+  ol.replaceChildren(...agentForm.caps.map((id, i) => el("li", { "data-cap": id }, capBadge(id),
+    el("span", { class: "row" },
+      el("button", { type: "button", class: "small-btn up", "aria-label": "Move " + id + " up", disabled: i === 0,
+        onclick: () => { [agentForm.caps[i - 1], agentForm.caps[i]] = [agentForm.caps[i], agentForm.caps[i - 1]]; renderCapChoices(); } }, "↑"),
+      el("button", { type: "button", class: "small-btn remove", "aria-label": "Remove " + id,
+        onclick: () => { agentForm.caps.splice(i, 1); renderCapChoices(); } }, "Remove")))));
+  if (!agentForm.caps.length) ol.append(el("li", { class: "muted" }, "None yet: add built-ins or installed packs below."));
+}
+
+function addCap() {
+  const id = $("#agent-cap-select").value;
+  if (id && !agentForm.caps.includes(id)) { agentForm.caps.push(id); renderCapChoices(); }
+}
+
+function editAgent(a) {
+  $("#agent-id").value = a.id;
+  $("#agent-name").value = a.name;
+  $("#agent-prompt").value = a.system_prompt;
+  $("#agent-model").value = a.model;
+  $("#agent-max-tokens").value = a.max_tokens;
+  agentForm.caps = [...a.capabilities];
+  $("#agent-form-title").textContent = "Edit " + a.name;
+  $("#agent-save").textContent = "Save changes";
+  $("#agent-cancel").hidden = false;
+  renderCapChoices();
+  $("#agent-form").scrollIntoView({ block: "start" });
+}
+
+function resetAgentForm() {
+  $("#agent-form").reset();
+  $("#agent-id").value = "";
+  agentForm.caps = [];
+  $("#agent-form-title").textContent = "New agent";
+  $("#agent-save").textContent = "Create agent";
+  $("#agent-cancel").hidden = true;
+  renderCapChoices();
+}
+
+async function saveAgent(ev) {
+  ev.preventDefault();
+  const id = $("#agent-id").value;
+  const body = { name: $("#agent-name").value, system_prompt: $("#agent-prompt").value, model: $("#agent-model").value,
+    max_tokens: Number($("#agent-max-tokens").value) || 0, capabilities: agentForm.caps };
+  const out = $("#agent-result");
+  try {
+    const a = await api(id ? "PATCH" : "POST", id ? "/v1/agents/" + encodeURIComponent(id) : "/v1/agents", body);
+    out.replaceChildren(el("p", { class: "ok" }, (id ? "Saved " : "Created ") + a.name + "."),
+      ...(a.warnings || []).map(w => el("p", { class: "notice" }, w)));
+    resetAgentForm();
+    await loadAgents();
+  } catch (e) { out.replaceChildren(el("p", { class: "error" }, e.message)); }
+}
+
+async function startFromAgent(id) {
+  $("#agent-select").value = id;
+  location.hash = "#/chat";
+  await newChat();
+}
+
 // ---- packs ----
 
 async function loadPacks() {
@@ -570,7 +700,8 @@ function packCard(p) {
         el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :
         el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, true) }, "Grant")))))));
   return el("div", { class: "pack", "data-pack": p.name },
-    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || "")),
+    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || ""),
+      p.capability_status ? el("span", { class: "badge " + p.capability_status }, p.capability_status === "deprecated" ? "deprecated" : "coming soon") : null),
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
@@ -693,6 +824,9 @@ async function start() {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); $("#composer-form").requestSubmit(); }
   });
   $("#stop").addEventListener("click", stop);
+  $("#agent-form").addEventListener("submit", saveAgent);
+  $("#agent-cap-add").addEventListener("click", addCap);
+  $("#agent-cancel").addEventListener("click", resetAgentForm);
   $("#install-form").addEventListener("submit", install);
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
@@ -704,6 +838,8 @@ async function start() {
   if (window.matchMedia("(max-width: 700px)").matches) for (const d of document.querySelectorAll("aside details.fold")) d.open = false;
   window.addEventListener("hashchange", route);
   if (!(await loadStatus())) return;
+  // The chat works without agents: a failure here is shown, not fatal.
+  await loadAgentChoices().catch(e => notice("Agents could not be loaded: " + e.message, "error"));
   const chats = await refreshChats();
   const wanted = location.hash.split("/")[2];
   const first = wanted || (chats.length ? chats[0].id : "");
