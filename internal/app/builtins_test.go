@@ -735,3 +735,45 @@ func TestWebFetchDenied(t *testing.T) {
 		t.Error("no denied exercise in the audit log")
 	}
 }
+
+// The built-ins as spec 003 lists them: id, name, description, status,
+// icon and category, field by field.
+func TestBuiltinCapabilities(t *testing.T) {
+	ctx := context.Background()
+	a, err := Open(ctx, Options{Home: filepath.Join(t.TempDir(), "home"), Builtins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	caps, err := a.Capabilities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ ID, Name, Description, Status, Icon, Category, Pack string }
+	var got []row
+	for _, c := range caps {
+		if !c.Builtin {
+			t.Errorf("%s is listed but not built in", c.ID)
+		}
+		got = append(got, row{c.ID, c.Name, c.Description, string(c.Status), c.Icon, c.Category, c.PackName()})
+	}
+	want := []row{
+		{"current_time", "Current Time", "Tool to get current date and time in various formats and timezones.", "available", "clock", "Utilities", "current-time"},
+		{"noop", "No-op", "Does nothing: no system prompt and no tools. For testing and demonstration.", "available", "circle", "Testing", "noop"},
+		{"research", "Research", "Deep research capability with organized scratchpad.", "coming_soon", "search", "AI", "research"},
+		{"sandbox", "Sandbox", "Sandboxed code execution environment.", "coming_soon", "box", "Execution", "sandbox"},
+		{"session_file_system", "File System", "Tools to access and manipulate files in the session file system.", "available", "folder", "File Operations", "session-file-system"},
+		{"stateless_todo_list", "Task Management", "Enables agents to create and manage structured task lists for tracking multi-step work progress. State is maintained in conversation history.", "available", "list-checks", "Productivity", "stateless-todo-list"},
+		{"test_math", "Test Math", "Testing tool calling with calculator operations.", "available", "calculator", "Testing", "test-math"},
+		{"test_weather", "Test Weather", "Testing tool calling with mock weather data.", "available", "cloud-sun", "Testing", "test-weather"},
+		{"web_fetch", "Web Fetch", "Fetch content from URLs and convert HTML responses to markdown or plain text.", "available", "globe", "Network", "web-fetch"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("capabilities:\n%+v\nwant\n%+v", got, want)
+	}
+	for _, id := range []string{"current_time", "current-time"} {
+		if c, err := a.Capability(ctx, id); err != nil || c.ID != "current_time" {
+			t.Errorf("Capability(%s) = %+v, %v", id, c.ID, err)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func TestPacksValidate(t *testing.T) {
 			t.Errorf("%s: HasTools = %v, want %v", name, got, want)
 		}
 	}
-	if got, want := len(Names()), 7; got != want {
+	if got, want := len(Names()), 9; got != want {
 		t.Errorf("%d built-in packs, want %d: %v", got, want, Names())
 	}
 }

@@ -5,11 +5,13 @@ package builtin
 // digests are the packs.lock integrity of each built-in pack, as Write
 // lays it out (TestDigests checks them).
 var digests = map[string]string{
-	"current-time":        "sha256:7a8dd1ac8518ca5a0f852b094a071f861ae16d178ece897f7f5ec586838aba97",
-	"noop":                "sha256:f85c3ce7a45304a40371b1aa3098b12081bdc3eb6c15ce9316d5f0bbf7b3f91d",
-	"session-file-system": "sha256:28a6e9eadb9e6b7ed6c8a5c394b6d3f197026d5cd78f0f99f53a3abad5962565",
-	"stateless-todo-list": "sha256:b6c90a4b89ec3b3dd5dae1c4c3e06756ec67e5b73f1ab7dea862cbc28671a12c",
-	"test-math":           "sha256:2be8d0f0cd50a58cb43cf0734e07a3261fdee0802f375e2deb5d929cabfd81a5",
-	"test-weather":        "sha256:f98fc004108be25ac75bdc8c5f63faf03563f720d73bce44fe4d6dbbd71ae43e",
-	"web-fetch":           "sha256:eba0df15876cd8331336f3f35e6008cbe77a7a4b02d4a89e1dec2e8fe7dd0a7d",
+	"current-time":        "sha256:5c7c0b06b759110b5c94f5525ed67116f4a81bfabc37cb5a7d6e2e39d1571af8",
+	"noop":                "sha256:b8df2aa09c75568c3e6b86a7420acb0a412fda299b2b598689bc552a355d271a",
+	"research":            "sha256:5cfc51d35a0ce6f8d3893612b0ce590d1e6e798a4d89f1dec96ec80716886d7f",
+	"sandbox":             "sha256:576564cb06e2c1b26c39fef130ae0f38f8fb1550a3ee565ff7cd64c924751819",
+	"session-file-system": "sha256:b7ee874a66f26b146cea78c330c337a7915fcbc1404c6ca1b4b76147c611b87c",
+	"stateless-todo-list": "sha256:20da09dbe0573867fae4c247a1242c784dc534db03c4799b9ff4969c487599eb",
+	"test-math":           "sha256:3a2f1dc402fba7038484a47ca35c4aa9cf8ef3fe86db9d6bc0f42200fbd28be5",
+	"test-weather":        "sha256:3c655b8584e9fbc3760ea5a70006a695ff435a7b318b89f0e507b5a099536baf",
+	"web-fetch":           "sha256:828e4da976d9b7fb28741da9ab19e0f8931329fb46a6948195f1c68020a370cb",
 }
