@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/llm/llmtest"
+)
+
+// TestFirstChatWithBuiltins is the README's first chat: a fresh home,
+// nothing installed by hand, current-time and session-file-system
+// attached, every call approved by --yes.
+func TestFirstChatWithBuiltins(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{
+			{Name: "enable_tools", Arguments: `{"pack_id":"current-time"}`},
+			{Name: "enable_tools", Arguments: `{"pack_id":"session-file-system"}`},
+		}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "current-time__get_current_time", Arguments: `{"timezone":"Europe/Paris","format":"human"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "session-file-system__write_file", Arguments: `{"path":"/notes/today.md","content":"Met Ada at the café."}`}}},
+		llmtest.Turn{Text: "Noted in /notes/today.md."},
+	)
+	defer srv.Close()
+	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "fake",
+		"--attach", "current-time", "--attach", "session-file-system",
+		"--message", "Note that I met Ada today, with the time.", "--yes").mustCode(t, exitOK)
+	want := `tool enable_tools {"pack_id":"current-time"}: approved by --yes: ok
+tool enable_tools {"pack_id":"session-file-system"}: approved by --yes: ok
+tool current-time__get_current_time {"timezone":"Europe/Paris","format":"human"}: approved by --yes: ok
+tool session-file-system__write_file {"path":"/notes/today.md","content":"Met Ada at the café."}: approved by --yes: ok
+artifact notes/today.md text/markdown 21 bytes
+Noted in /notes/today.md.
+`
+	if r.stdout != want {
+		t.Errorf("got:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	var found []string
+	filepath.WalkDir(filepath.Join(home, "workspaces"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "today.md" {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if len(found) != 1 {
+		t.Fatalf("today.md in the workspaces: %v", found)
+	}
+	if b, _ := os.ReadFile(found[0]); string(b) != "Met Ada at the café." {
+		t.Errorf("today.md = %q", b)
+	}
+	// The time came from the guest, in Paris.
+	msgs := srv.Requests()[2].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, `"timezone":"Europe/Paris"`) {
+		t.Errorf("get_current_time result %s", got)
+	}
+	if sys := srv.Requests()[0].System; !strings.Contains(sys, `<pack_instructions pack_id="session-file-system">`) {
+		t.Errorf("system prompt lacks session-file-system's instructions:\n%s", sys)
+	}
+	// packs list shows them, built in.
+	l := withHome(t, home, "list").mustCode(t, exitOK)
+	if !strings.Contains(l.stdout, "builtin:current-time") || !strings.Contains(l.stdout, "builtin:session-file-system") {
+		t.Errorf("list:\n%s", l.stdout)
+	}
+}
