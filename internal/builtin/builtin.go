@@ -9,13 +9,14 @@
 // Each pack folder is packs/<name> (SKILL.md, skill.toml, tools.json and,
 // for some, prompt.md: the system-prompt addition a chat shows while the
 // pack is attached). The WebAssembly comes from guest/ (its own Go module),
-// built by go generate into wasm/ and committed, since go:embed needs it at
+// built by go generate (build.sh) into wasm/ and committed, since go:embed needs it at
 // compile time: builtins.wasm serves every pack that needs no network,
 // web-fetch.wasm the web-fetch pack (it imports http_request, so only a
 // pack that asks for network may load it). A pack's tools.json names its
 // module as bin/<module>.wasm; Write puts it there.
 package builtin
 
+//go:generate sh build.sh
 //go:generate go run ./gen
 
 import (

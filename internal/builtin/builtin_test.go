@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"testing"
@@ -69,24 +70,25 @@ func TestModulesReproducible(t *testing.T) {
 		t.Skip("builds two Go modules for wasip1")
 	}
 	out := t.TempDir()
-	if err := BuildModules(".", out); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command("sh", "build.sh", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, b)
 	}
 	same := goruntime.Version() == GoVersion()
-	for _, m := range moduleSources {
-		built, err := os.ReadFile(filepath.Join(out, m.file))
+	for _, file := range []string{"builtins.wasm", "web-fetch.wasm"} {
+		built, err := os.ReadFile(filepath.Join(out, file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		committed, err := content.ReadFile("wasm/" + m.file)
+		committed, err := content.ReadFile("wasm/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch {
 		case !same:
-			t.Logf("%s: built with %s, committed with %s: bytes not compared", m.file, goruntime.Version(), GoVersion())
+			t.Logf("%s: built with %s, committed with %s: bytes not compared", file, goruntime.Version(), GoVersion())
 		case !bytes.Equal(built, committed):
-			t.Errorf("%s: rebuilt from guest/ (%d bytes) differs from the committed module (%d bytes): run go generate ./internal/builtin and commit wasm/", m.file, len(built), len(committed))
+			t.Errorf("%s: rebuilt from guest/ (%d bytes) differs from the committed module (%d bytes): run go generate ./internal/builtin and commit wasm/", file, len(built), len(committed))
 		}
 	}
 }

@@ -5,40 +5,10 @@ import (
 	"fmt"
 	"go/format"
 	"os"
-	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 
 	"github.com/packs-run/packs/packs"
 )
-
-// Module sources: each module's main package in guest/ and its file in wasm/.
-var moduleSources = []struct{ pkg, file string }{
-	{"./cmd/builtins", "builtins.wasm"},
-	{"./cmd/webfetch", "web-fetch.wasm"},
-}
-
-// BuildModules builds the guest modules from dir/guest into outDir with the
-// go command on PATH, the way the committed ones were built: wasip1, an
-// Extism reactor (c-shared), no paths or symbols in the binary, so the
-// same toolchain gives the same bytes.
-func BuildModules(dir, outDir string) error {
-	for _, m := range moduleSources {
-		out, err := filepath.Abs(filepath.Join(outDir, m.file))
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-buildmode=c-shared", "-o", out, m.pkg)
-		cmd.Dir = filepath.Join(dir, "guest")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("builtin: building %s: %w\n%s", m.file, err, stderr.String())
-		}
-	}
-	return nil
-}
 
 // Digests computes each built-in pack's integrity from the files under dir
 // (packs/ and wasm/), as Write lays them out.
@@ -61,15 +31,9 @@ func Digests(dir string) (map[string]string, error) {
 	return out, nil
 }
 
-// Generate rebuilds wasm/ from guest/ and rewrites digests.go, in dir
-// (internal/builtin).
-func Generate(dir string) error {
-	if err := BuildModules(dir, filepath.Join(dir, "wasm")); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "wasm", "GOVERSION"), []byte(goruntime.Version()+"\n"), 0o644); err != nil {
-		return err
-	}
+// WriteDigests rewrites digests.go in dir (internal/builtin) from the
+// files under it: run it after build.sh (go generate does both).
+func WriteDigests(dir string) error {
 	d, err := Digests(dir)
 	if err != nil {
 		return err

@@ -1,6 +1,5 @@
-// Command gen rebuilds the built-in packs' WebAssembly modules from
-// guest/ into wasm/, records the Go version in wasm/GOVERSION, and writes
-// digests.go with each pack's packs.lock integrity. Run it from
+// Command gen writes digests.go with each built-in pack's packs.lock
+// integrity, after build.sh has rebuilt the modules. Run both from
 // internal/builtin: go generate ./internal/builtin (or make builtins).
 package main
 
@@ -12,7 +11,7 @@ import (
 )
 
 func main() {
-	if err := builtin.Generate("."); err != nil {
+	if err := builtin.WriteDigests("."); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
