@@ -65,3 +65,15 @@ Noted in /notes/today.md.
 		t.Errorf("list:\n%s", l.stdout)
 	}
 }
+
+// packs update leaves the built-ins to the binary: no fetch of
+// "builtin:NAME", no failure.
+func TestUpdateBuiltins(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	withHome(t, home, "run", "test-math", "add", "--yes", "--input", `{"a":1,"b":2}`).mustCode(t, exitOK)
+	r := withHome(t, home, "update", "--yes").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "test-math is built in") {
+		t.Errorf("update:\n%s\n%s", r.stdout, r.stderr)
+	}
+	withHome(t, home, "update", "web-fetch").mustCode(t, exitOK)
+}
