@@ -1,10 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm/llmtest"
@@ -69,4 +72,39 @@ func TestBuiltinsInWebChat(t *testing.T) {
 	if res.StatusCode != http.StatusOK || string(b) != "# Today\n" {
 		t.Errorf("notes/today.md: %d %q", res.StatusCode, b)
 	}
+}
+
+// TestBrowserBuiltins: in headless Chromium, a fresh home offers the
+// built-ins; the person attaches current-time and session-file-system,
+// runs the model's calls from their tool cards, and sees the file the
+// model wrote as the chat's artifact. Its screenshot is web-builtins.png.
+func TestBrowserBuiltins(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{builtins: true})
+	e.model.Push(
+		calls(call(chat.ToolEnableTools, `{"pack_id":"current-time"}`)),
+		calls(call(chat.ToolEnableTools, `{"pack_id":"session-file-system"}`)),
+		calls(call("current-time__get_current_time", `{"timezone":"Europe/Paris","format":"human"}`)),
+		calls(call("session-file-system__write_file", `{"path":"/notes/today.md","content":"# Today\n\nMet Ada.\n"}`)),
+		llmtest.Turn{Text: "Noted in `/notes/today.md`."},
+	)
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the chat opens", chatOpen)
+	for _, p := range []string{"current-time", "session-file-system"} {
+		b.poll(p+" is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === `+jsString(p)+`)`)
+		b.step("attach "+p, chromedp.SetValue(chromedp.CSS("#attach-select"), p), chromedp.Click(chromedp.CSS("#attach-btn")))
+	}
+	b.poll("both are attached", count("#attached .detach")+` === 2`)
+	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "note that I met Ada, with the time"), chromedp.Click(chromedp.CSS("#send")))
+	for i := 1; i <= 4; i++ {
+		b.step(fmt.Sprintf("card %d asks", i), chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
+		b.step(fmt.Sprintf("run card %d", i), chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
+		b.poll(fmt.Sprintf("card %d ran", i), count(".tool-card.done")+fmt.Sprintf(" === %d", i))
+	}
+	b.poll("the time is shown", `[...document.querySelectorAll(".tool-card.done")].some(c => c.textContent.includes("Europe/Paris"))`)
+	b.poll("the file is the chat's artifact", `[...document.querySelectorAll(".tool-card .artifact")].some(a => a.textContent.includes("notes/today.md") && a.querySelector("a.open"))`)
+	b.poll("the reply", `document.body.textContent.includes("Noted in")`)
+	b.shot("web-builtins")
 }
