@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 )
@@ -76,4 +79,23 @@ func TestUpdateBuiltins(t *testing.T) {
 		t.Errorf("update:\n%s\n%s", r.stdout, r.stderr)
 	}
 	withHome(t, home, "update", "web-fetch").mustCode(t, exitOK)
+}
+
+// packs mcp serves every installed pack it can: the built-ins that work,
+// not the coming_soon ones (research, sandbox), which cannot be attached.
+func TestServedPacksLeaveComingSoonOut(t *testing.T) {
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Options{Home: filepath.Join(t.TempDir(), "home"), Builtins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	got, err := servedPacks(ctx, a, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"current-time", "noop", "session-file-system", "stateless-todo-list", "test-math", "test-weather", "web-fetch"}
+	if !slices.Equal(got, want) {
+		t.Errorf("served %v, want %v", got, want)
+	}
 }

@@ -78,6 +78,10 @@ func (a *App) RestoreBuiltin(ctx context.Context, name string) (packs.LockEntry,
 	} else if e, found = l.Entry(name); found && !builtin.IsSource(e.Source) {
 		return packs.LockEntry{}, fmt.Errorf("%w: %s is installed from %s: remove it first", ErrNotBuiltin, name, e.Source)
 	}
+	d, _ := builtin.Digest(name)
+	if err := a.Policy.Blocked(capability.PackRef{Name: name, Digest: d}); err != nil {
+		return packs.LockEntry{}, err
+	}
 	if err := a.setBuiltinRemoved(name, false); err != nil {
 		return packs.LockEntry{}, err
 	}

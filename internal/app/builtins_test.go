@@ -542,6 +542,9 @@ func TestPolicyBlocksBuiltin(t *testing.T) {
 	if _, err := w.a.Home.Entry("current-time"); err != nil {
 		t.Errorf("current-time: %v", err)
 	}
+	if _, err := w.a.RestoreBuiltin(context.Background(), "web-fetch"); !errors.Is(err, capability.ErrDenied) {
+		t.Errorf("RestoreBuiltin of a blocked built-in: %v, want a denial", err)
+	}
 }
 
 // loopback serves h on 127.0.0.1; blocked requests are released when the
