@@ -17,7 +17,7 @@
 //	secrets_access          injection into http_request (WithSecrets), and
 //	                        secret_get for a reveal grant (SecretsNamespace)
 //	(always)                log_* and get_log_level (LogNamespace), config_get
-//	                        (ConfigNamespace)
+//	                        (ConfigNamespace), progress (ProgressNamespace)
 //
 // A guest whose grant lacks a group does not get a function that refuses: it
 // gets no function at all, and Require turns the missing import into a denial
@@ -92,7 +92,10 @@ type Call struct {
 	status  int32             // last HTTP status code
 	headers map[string]string // last HTTP response headers
 	cut     bool              // the last HTTP body was cut by its body timeout
-	logged  int               // bytes of guest log written so far
+	logged  int               // bytes of guest log and progress messages written so far
+	// the guest's progress reports so far, and the last one's value
+	progressed   int
+	lastProgress float64
 }
 
 type callKey struct{}

@@ -22,8 +22,9 @@ const (
 // capability groups only: network adds http_request, http_status_code and
 // http_headers (NetworkNamespace); terminal_exec adds exec (ExecNamespace);
 // secrets_access adds secret_get (SecretsNamespace), which Require serves
-// only to a grant that reveals; the log functions (LogNamespace) and config_get (ConfigNamespace) are
-// always there. Other names in groups add nothing. Per-call state comes from
+// only to a grant that reveals; the log functions (LogNamespace),
+// config_get (ConfigNamespace) and progress (ProgressNamespace) are always
+// there. Other names in groups add nothing. Per-call state comes from
 // the context (WithCall), so one set serves every instance; the set owns one
 // http.Client that keeps no idle connections.
 func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
@@ -35,6 +36,7 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 		fn(LogNamespace, "log_error", logAt(levelError), ptr),
 		fn(LogNamespace, "get_log_level", getLogLevel, nil, extism.ValueTypeI32),
 		fn(ConfigNamespace, "config_get", configGet, ptr, extism.ValueTypePTR),
+		fn(ProgressNamespace, "progress", progressHost, ptr),
 	}
 	seen := map[capability.Name]bool{}
 	for _, g := range groups {

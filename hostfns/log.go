@@ -50,46 +50,59 @@ func logAt(l extismLevel) extism.HostFunctionStackCallback {
 	}
 }
 
-// log writes one guest message, cut to what is left of the call's budget.
+// log writes one guest message to the call's Logger and its Notifier (the
+// person's client), each when it wants that level, cut to what is left of
+// the call's budget.
 func (c *Call) log(ctx context.Context, level slog.Level, msg string) {
-	lg := c.logger()
-	if !lg.Enabled(ctx, level) {
+	lg, nf := c.logger(), notifierFrom(ctx)
+	toLog, toClient := lg.Enabled(ctx, level), nf != nil && nf.LogEnabled(level)
+	if !toLog && !toClient {
 		return
 	}
 	c.mu.Lock()
-	left := MaxLogBytes - c.logged
-	if left < 0 { // cut and warned already
-		c.mu.Unlock()
-		return
-	}
-	cut := len(msg) > left
-	if cut {
-		for left > 0 && !utf8.RuneStart(msg[left]) {
-			left--
-		}
-		msg = msg[:left]
-		c.logged = MaxLogBytes + 1
-	} else {
-		c.logged += len(msg)
-	}
+	msg, cut := c.spend(msg)
 	c.mu.Unlock()
 	attrs := []any{"pack", c.Pack, "tool", c.Tool, "invocation", c.Invocation}
 	if msg != "" {
-		lg.Log(ctx, level, msg, append(attrs, "source", "guest")...)
+		if toLog {
+			lg.Log(ctx, level, msg, append(attrs, "source", "guest")...)
+		}
+		if toClient {
+			nf.Log(level, msg)
+		}
 	}
 	if cut {
 		lg.Warn("hostfns: guest log cut", append(attrs, "max_bytes", MaxLogBytes)...)
 	}
 }
 
-// getLogLevel reports the lowest Extism level the call's Logger writes, so
-// PDKs skip building messages nobody reads.
+// spend takes msg from the call's budget of MaxLogBytes, which its log
+// lines and progress messages share, and returns what fits (on a character
+// boundary); cut is true the one time the budget runs out. c.mu is held.
+func (c *Call) spend(msg string) (string, bool) {
+	left := MaxLogBytes - c.logged
+	switch {
+	case left < 0: // cut and warned already
+		return "", false
+	case len(msg) <= left:
+		c.logged += len(msg)
+		return msg, false
+	}
+	for left > 0 && !utf8.RuneStart(msg[left]) {
+		left--
+	}
+	c.logged = MaxLogBytes + 1
+	return msg[:left], true
+}
+
+// getLogLevel reports the lowest Extism level the call's Logger writes or
+// its Notifier passes on, so PDKs skip building messages nobody reads.
 func getLogLevel(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 	c := mustCall(ctx)
-	lg := c.logger()
+	lg, nf := c.logger(), notifierFrom(ctx)
 	out := levelOff
 	for l := levelError; l >= levelTrace; l-- {
-		if lg.Enabled(ctx, l.slogLevel()) {
+		if lg.Enabled(ctx, l.slogLevel()) || nf != nil && nf.LogEnabled(l.slogLevel()) {
 			out = l
 		}
 	}

@@ -234,6 +234,13 @@ func compiled(t testing.TB, variant string) *extism.CompiledPlugin {
 // with c in the context. An error is the call's (a trap or a denial).
 func runProbe(t testing.TB, c *Call, variant string, cmd any) (report, error) {
 	t.Helper()
+	return runProbeIn(context.Background(), t, c, variant, cmd)
+}
+
+// runProbeIn is runProbe with the guest's call made in ctx (which may carry
+// a Notifier).
+func runProbeIn(ctx context.Context, t testing.TB, c *Call, variant string, cmd any) (report, error) {
+	t.Helper()
 	cp := compiled(t, variant)
 	wasm, err := RewriteImports(probes[variant])
 	if err != nil {
@@ -254,7 +261,7 @@ func runProbe(t testing.TB, c *Call, variant string, cmd any) (report, error) {
 	for k, v := range Environ(c, probeEnv) {
 		mc = mc.WithEnv(k, v)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	inst, err := cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {

@@ -40,20 +40,68 @@ type Run struct {
 	Exec     []string
 }
 
-// Tool is one entry of tools.json with its input schema compiled.
+// OutputMode says how the host reads what a tool returns (docs/abi.md §1.4).
+type OutputMode string
+
+const (
+	// OutputJSON, the default: the output is one JSON value (text that is
+	// not JSON becomes a JSON string), handed on as plain text.
+	OutputJSON OutputMode = "json"
+	// OutputContent: the output is {"content": [BLOCK, ...]}, MCP's content
+	// blocks (text, image, audio, embedded resources), checked by the host.
+	OutputContent OutputMode = "content"
+)
+
+// Tool is one entry of tools.json with its input and output schemas compiled.
 type Tool struct {
 	Name        string
 	Description string
 	InputSchema json.RawMessage
 	Run         Run
+	// Title is a name for people (MCP's title); empty when not declared.
+	Title string
+	// Output is how the output is read: OutputJSON or OutputContent.
+	Output OutputMode
+	// OutputSchema, when declared, is the JSON Schema an OutputJSON tool's
+	// result object follows (MCP's outputSchema); ValidateOutput checks it.
+	OutputSchema json.RawMessage
+	// Idempotent: the author says that repeating a call with the same
+	// arguments has no further effect (MCP's idempotentHint).
+	Idempotent bool
 	// File and Line say where the tool is declared, as its findings name
 	// it: the tools.json path and the line of the tool's object. Checks
 	// made outside this package (runtime.Check) report there.
 	File string
 	Line int
 
-	schema *jsonschema.Schema
-	argv   *ArgvTemplate
+	schema    *jsonschema.Schema
+	outSchema *jsonschema.Schema
+	argv      *ArgvTemplate
+}
+
+// ErrOutputSchema is wrapped by every error of ValidateOutput.
+var ErrOutputSchema = errors.New("packs: the result does not follow the tool's output_schema")
+
+// ValidateOutput checks a tool's JSON result against its declared
+// output_schema; a tool that declares none accepts any result. The error
+// wraps ErrOutputSchema and says which field is wrong and why.
+func (t *Tool) ValidateOutput(output []byte) error {
+	if t.outSchema == nil {
+		return nil
+	}
+	v, err := decodeJSONValue(output)
+	if err != nil {
+		return fmt.Errorf("%w: the result is not JSON: %v", ErrOutputSchema, err)
+	}
+	err = t.outSchema.Validate(v)
+	var ve *jsonschema.ValidationError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ve):
+		return fmt.Errorf("%w: %s", ErrOutputSchema, (&InputError{Tool: t.Name, Problems: leafProblems(ve)}).problems())
+	}
+	return fmt.Errorf("%w: %v", ErrOutputSchema, err)
 }
 
 // Argv returns an exec tool's compiled argv template, through which the
@@ -77,12 +125,14 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	return fmt.Sprintf("packs: invalid input for tool %q: %s", e.Tool, e.problems())
+}
+
+// problems lists the problems: `field "/x": reason; ...`.
+func (e *InputError) problems() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "packs: invalid input for tool %q", e.Tool)
 	for i, p := range e.Problems {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
+		if i > 0 {
 			b.WriteString("; ")
 		}
 		if p.Field == "" {
@@ -179,6 +229,7 @@ const (
 	toolNameSeparator  = "__"
 	maxToolDescLines   = 4
 	maxToolDescChars   = 400
+	maxToolTitleChars  = 80
 	placeholderOpen    = "{{"
 	placeholderClose   = "}}"
 	wasmMagic          = "\x00asm"
@@ -288,32 +339,49 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 		p.rep.errorf(p.file, line, "json-type", "tool %d is %s, not a JSON object", index+1, kindWord(v.kind))
 		return nil, false
 	}
-	t := &Tool{}
+	t := &Tool{Output: OutputJSON}
 	ok := true
-	var schemaNode, runNode *jsonNode
+	var schemaNode, outSchemaNode, runNode *jsonNode
 	for _, m := range v.members {
 		switch m.key {
-		case "name", "description":
+		case "name", "description", "title", "output":
 			if m.val.kind != '"' {
 				p.rep.errorf(p.file, p.line(m.off), "json-type", "%s must be a string, not %s", m.key, kindWord(m.val.kind))
 				ok = false
 				continue
 			}
-			if m.key == "name" {
+			switch m.key {
+			case "name":
 				t.Name = m.val.str
-			} else {
+			case "description":
 				t.Description = m.val.str
+			case "title":
+				t.Title = m.val.str
+			default:
+				t.Output = OutputMode(m.val.str)
 			}
+		case "idempotent":
+			if m.val.kind != 't' {
+				p.rep.errorf(p.file, p.line(m.off), "json-type", "idempotent must be true or false, not %s", kindWord(m.val.kind))
+				ok = false
+				continue
+			}
+			t.Idempotent = string(p.data[m.val.off:m.val.end]) == "true"
 		case "input_schema":
 			schemaNode = m.val
+		case "output_schema":
+			outSchemaNode = m.val
 		case "run":
 			runNode = m.val
 		default:
 			hint := ""
-			if m.key == "inputSchema" {
+			switch m.key {
+			case "inputSchema":
 				hint = " (did you mean \"input_schema\"?)"
+			case "outputSchema":
+				hint = " (did you mean \"output_schema\"?)"
 			}
-			p.rep.warnf(p.file, p.line(m.off), "unknown-key", "%q is not a tool field%s: tools have name, description, input_schema and run", m.key, hint)
+			p.rep.warnf(p.file, p.line(m.off), "unknown-key", "%q is not a tool field%s: tools have name, title, description, input_schema, output, output_schema, idempotent and run", m.key, hint)
 		}
 	}
 	label := "tool " + strconv.Itoa(index+1)
@@ -344,6 +412,9 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 			"%s has a description of %d lines and %d characters: keep it to %d lines and %d characters and move detail into the pack's docs (spec 004)",
 			label, lines, chars, maxToolDescLines, maxToolDescChars)
 	}
+	if !p.toolMeta(index, t, label, v, outSchemaNode) {
+		ok = false
+	}
 	var props *jsonNode // the compiled input_schema, whose properties exec placeholders may name
 	if schemaNode == nil {
 		p.rep.errorf(p.file, line, "tool-field-missing", "%s has no input_schema: add a JSON Schema with \"type\": \"object\"", label)
@@ -351,7 +422,7 @@ func (p *toolsParser) tool(index int, v *jsonNode) (*Tool, bool) {
 	} else {
 		t.InputSchema = json.RawMessage(bytes.Clone(p.data[schemaNode.off:schemaNode.end]))
 		var sok bool
-		t.schema, sok = p.compileSchema(index, label, schemaNode, v.member("input_schema").off)
+		t.schema, sok = p.compileSchema(index, label, "input_schema", schemaNode, v.member("input_schema").off)
 		if sok {
 			props = schemaNode // a broken schema is reported once, not per placeholder
 		}
@@ -411,32 +482,72 @@ func (p *toolsParser) argvParams(label string, schema *jsonNode) (map[string]arg
 	return params, ok
 }
 
-// compileSchema compiles one input_schema.
-func (p *toolsParser) compileSchema(index int, label string, n *jsonNode, keyOff int) (*jsonschema.Schema, bool) {
+// compileSchema compiles one input_schema or output_schema (field): both
+// describe a JSON object, the arguments or the result.
+func (p *toolsParser) compileSchema(index int, label, field string, n *jsonNode, keyOff int) (*jsonschema.Schema, bool) {
+	what := "a tool's arguments are a JSON object"
+	if field == "output_schema" {
+		what = "MCP carries a tool's structured result as a JSON object"
+	}
 	if n.kind != '{' {
-		p.rep.errorf(p.file, p.line(n.off), "schema-type", "%s input_schema is %s: write an object schema with \"type\": \"object\"", label, kindWord(n.kind))
+		p.rep.errorf(p.file, p.line(n.off), "schema-type", "%s %s is %s: write an object schema with \"type\": \"object\"", label, field, kindWord(n.kind))
 		return nil, false
 	}
 	if typ := n.member("type"); typ == nil || typ.val.kind != '"' || typ.val.str != "object" {
-		p.rep.errorf(p.file, p.line(keyOff), "schema-type", "%s input_schema must have \"type\": \"object\": a tool's arguments are a JSON object", label)
+		p.rep.errorf(p.file, p.line(keyOff), "schema-type", "%s %s must have \"type\": \"object\": %s", label, field, what)
 		return nil, false
 	}
 	doc, err := decodeJSONValue(p.data[n.off:n.end])
 	if err != nil {
-		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
+		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s %s: %v", label, field, err)
 		return nil, false
 	}
-	loc := schemaURL(p.dir, index)
+	loc := schemaURL(p.dir, index, field)
 	if err := p.comp.AddResource(loc, doc); err != nil {
-		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s input_schema: %v", label, err)
+		p.rep.errorf(p.file, p.line(n.off), "schema-compile", "%s %s: %v", label, field, err)
 		return nil, false
 	}
 	sch, err := compileSafely(p.comp, loc)
 	if err != nil {
-		p.schemaError(label, n, keyOff, loc, err)
+		p.schemaError(label, field, n, keyOff, loc, err)
 		return nil, false
 	}
 	return sch, true
+}
+
+// toolMeta checks what a tool declares for its clients: title, output and
+// output_schema (compiled here). Bad values are reported where they are.
+func (p *toolsParser) toolMeta(index int, t *Tool, label string, v, outSchema *jsonNode) bool {
+	ok := true
+	if m := v.member("title"); m != nil && m.val.kind == '"' {
+		switch title := strings.TrimSpace(t.Title); {
+		case title == "" || title != t.Title:
+			p.rep.errorf(p.file, p.line(m.off), "tool-title", "%s title %q is empty or has spaces around it: write a short name for people, or remove it", label, t.Title)
+			ok = false
+		case strings.ContainsAny(title, "\n\r\t") || utf8.RuneCountInString(title) > maxToolTitleChars:
+			p.rep.errorf(p.file, p.line(m.off), "tool-title", "%s title is not one line of at most %d characters: shorten it; the description says the rest", label, maxToolTitleChars)
+			ok = false
+		}
+	}
+	if m := v.member("output"); m != nil && m.val.kind == '"' && t.Output != OutputJSON && t.Output != OutputContent {
+		p.rep.errorf(p.file, p.line(m.off), "tool-output", "%s output %q: write \"json\" (the default: one JSON value) or \"content\" (text, image, audio and resource blocks, docs/abi.md §1.4)", label, t.Output)
+		ok = false
+	}
+	if outSchema == nil {
+		return ok
+	}
+	key := v.member("output_schema")
+	if t.Output == OutputContent {
+		p.rep.errorf(p.file, p.line(key.off), "tool-output", "%s has output_schema and \"output\": \"content\": a schema describes a JSON result; remove one", label)
+		return false
+	}
+	t.OutputSchema = json.RawMessage(bytes.Clone(p.data[outSchema.off:outSchema.end]))
+	sch, sok := p.compileSchema(index, label, "output_schema", outSchema, key.off)
+	if !sok {
+		return false
+	}
+	t.outSchema = sch
+	return ok
 }
 
 // compileSafely compiles loc; the compiler reads untrusted schemas, so a
@@ -450,7 +561,7 @@ func compileSafely(c *jsonschema.Compiler, loc string) (sch *jsonschema.Schema, 
 	return c.Compile(loc)
 }
 
-func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc string, err error) {
+func (p *toolsParser) schemaError(label, field string, n *jsonNode, keyOff int, loc string, err error) {
 	var sve *jsonschema.SchemaValidationError
 	var lue *jsonschema.LoadURLError
 	switch {
@@ -463,7 +574,7 @@ func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc str
 				if where == "" {
 					where = "/"
 				}
-				p.rep.errorf(p.file, p.line(at.off), "schema-compile", "%s input_schema at %s: %s: fix the schema (JSON Schema 2020-12)", label, where, prob.Reason)
+				p.rep.errorf(p.file, p.line(at.off), "schema-compile", "%s %s at %s: %s: fix the schema (JSON Schema 2020-12)", label, field, where, prob.Reason)
 			}
 			return
 		}
@@ -472,10 +583,10 @@ func (p *toolsParser) schemaError(label string, n *jsonNode, keyOff int, loc str
 		if rel, rerr := filepath.Rel(p.dir, filepath.FromSlash(ref)); rerr == nil && strings.HasPrefix(lue.URL, "file://") {
 			ref = rel
 		}
-		p.rep.errorf(p.file, p.line(keyOff), "schema-ref", "%s input_schema refers to %q, which cannot be loaded: %v: a schema may only $ref itself or files inside the pack", label, ref, lue.Err)
+		p.rep.errorf(p.file, p.line(keyOff), "schema-ref", "%s %s refers to %q, which cannot be loaded: %v: a schema may only $ref itself or files inside the pack", label, field, ref, lue.Err)
 		return
 	}
-	msg := strings.ReplaceAll(err.Error(), loc, "input_schema")
+	msg := strings.ReplaceAll(err.Error(), loc, field)
 	p.rep.errorf(p.file, p.line(keyOff), "schema-compile", "%s: %s: fix the schema (JSON Schema 2020-12)", label, msg)
 }
 
@@ -648,10 +759,14 @@ func (p *toolsParser) exec(label string, n *jsonNode, r *Run, schema *jsonNode) 
 	return argv, true
 }
 
-// schemaURL names tool i's schema as a file beside tools.json, so relative
-// $refs resolve against the pack root.
-func schemaURL(dir string, i int) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir) + "/" + schemaResourceBase + strconv.Itoa(i)}
+// schemaURL names tool i's schema (field) as a file beside tools.json, so
+// relative $refs resolve against the pack root.
+func schemaURL(dir string, i int, field string) string {
+	name := schemaResourceBase + strconv.Itoa(i)
+	if field != "input_schema" {
+		name += "." + field
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir) + "/" + name}
 	return u.String()
 }
 

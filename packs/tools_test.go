@@ -277,3 +277,72 @@ func TestValidateInputConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsMetadata: title, output, output_schema and idempotent are tool
+// fields, checked where they are written; unknown keys stay reported.
+func TestToolsMetadata(t *testing.T) {
+	schema := `{"type":"object"}`
+	wasm := `{"wasm":"bin/x.wasm","function":"f"}`
+	mk := func(fields ...string) string {
+		return "[\n{" + strings.Join(append([]string{`"name":"t"`, `"description":"d"`, `"input_schema":` + schema, `"run":` + wasm}, fields...), ",\n") + "}\n]\n"
+	}
+	out := `"output_schema":{"type":"object","properties":{"c":{"type":"number"}},"required":["c"]}`
+	cases := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"all-declared", mk(`"title":"Forecast"`, `"idempotent":true`, out), nil},
+		{"content-output", mk(`"output":"content"`), nil},
+		{"json-output", mk(`"output":"json"`, out), nil},
+		{"title-not-string", mk(`"title":3`), []string{"error:json-type@6"}},
+		{"title-empty", mk(`"title":""`), []string{"error:tool-title@6"}},
+		{"title-padded", mk(`"title":" Forecast"`), []string{"error:tool-title@6"}},
+		{"title-two-lines", mk(`"title":"a\nb"`), []string{"error:tool-title@6"}},
+		{"title-long", mk(`"title":"` + strings.Repeat("x", 81) + `"`), []string{"error:tool-title@6"}},
+		{"idempotent-string", mk(`"idempotent":"yes"`), []string{"error:json-type@6"}},
+		{"output-unknown", mk(`"output":"image"`), []string{"error:tool-output@6"}},
+		{"output-not-string", mk(`"output":true`), []string{"error:json-type@6"}},
+		{"output-schema-with-content", mk(`"output":"content"`, out), []string{"error:tool-output@7"}},
+		{"output-schema-not-object", mk(`"output_schema":{"type":"array"}`), []string{"error:schema-type@6"}},
+		{"output-schema-array", mk(`"output_schema":[]`), []string{"error:schema-type@6"}},
+		{"output-schema-bad", mk(`"output_schema":{"type":"object",` + "\n" + `"properties":{"c":{"type":"nope"}}}`), []string{"error:schema-compile@7"}},
+		{"output-schema-remote-ref", mk(`"output_schema":{"type":"object","properties":{"c":{"$ref":"https://example.com/s.json"}}}`), []string{"error:schema-ref@6"}},
+		{"camel-output-schema", mk(`"outputSchema":{"type":"object"}`), []string{"warning:unknown-key@6"}},
+		{"annotations-not-declared", mk(`"annotations":{"readOnlyHint":true}`), []string{"warning:unknown-key@6"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := toolFindings(Validate(toolsPack(t, tc.doc, nil), LoadOptions{}))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	p, err := Load(toolsPack(t, mk(`"title":"Forecast"`, `"idempotent":true`, out), nil), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := p.Tools[0]
+	if tool.Title != "Forecast" || !tool.Idempotent || tool.Output != OutputJSON || !strings.Contains(string(tool.OutputSchema), `"required":["c"]`) {
+		t.Fatalf("tool = %+v", tool)
+	}
+	for _, tc := range []struct {
+		out, want string // want: a part of the error, "" for none
+	}{{`{"c": 1.5}`, ""}, {`{"c": "x"}`, `field "/c"`}, {`{}`, "missing property"}, {`[1]`, "want object"}, {`not json`, "not JSON"}, {``, "not JSON"}} {
+		err := tool.ValidateOutput([]byte(tc.out))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("ValidateOutput(%q) = %v, want nil", tc.out, err)
+		case tc.want != "" && (!errors.Is(err, ErrOutputSchema) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("ValidateOutput(%q) = %v, want ErrOutputSchema saying %q", tc.out, err, tc.want)
+		}
+	}
+	plain, err := Load(toolsPack(t, mk(), nil), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Tools[0].ValidateOutput([]byte(`[1]`)); err != nil {
+		t.Errorf("a tool without output_schema refused a result: %v", err)
+	}
+}

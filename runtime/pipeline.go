@@ -109,6 +109,10 @@ type Request struct {
 	// it returns is called after, and what that returns is recorded as the
 	// call's artifacts.
 	Observe func() func() []capability.Artifact
+	// RiskLevel is what the call declares it can break (a recipe step's
+	// risk_level): the approver is shown it, and the policy's
+	// never_auto_approve_risk reads it. Empty declares nothing.
+	RiskLevel capability.RiskLevel
 	// Invalid, when set, is why the front end could not even resolve the
 	// call (an unknown tool, arguments that are not JSON): the pipeline
 	// records it as the call's outcome and runs nothing.
@@ -149,11 +153,16 @@ type Outcome struct {
 	Approval   capability.Approval // the zero Approval when the call was refused
 	Result     Result
 	Output     json.RawMessage // the tool's JSON result, or a Builtin's
-	Err        error           // why it was refused or failed
-	Status     capability.Status
-	Artifacts  []capability.Artifact
-	Started    time.Time
-	Finished   time.Time
+	// Content is the result's blocks when the tool declares "output":
+	// "content" (docs/abi.md §1.4), checked by ParseContent: never empty
+	// then. Nil for every other tool and Builtin, whose result is Output,
+	// plain text. Output still holds the JSON the blocks came from.
+	Content   []Block
+	Err       error // why it was refused or failed
+	Status    capability.Status
+	Artifacts []capability.Artifact
+	Started   time.Time
+	Finished  time.Time
 }
 
 // Call runs one call through the pipeline. The audit record is written
@@ -246,7 +255,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	}
 	pending := capability.Pending{
 		Invocation: o.Invocation, Chat: req.Chat, Pack: req.Ref.Name, Tool: rec.Tool, BaseTool: req.Builtin != nil,
-		Arguments: args, Grant: preview, Integrity: req.Ref.Digest,
+		Arguments: args, Grant: preview, Integrity: req.Ref.Digest, RiskLevel: req.RiskLevel,
 	}
 	if req.Builtin != nil {
 		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches
@@ -318,7 +327,30 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if done != nil {
 		o.Artifacts = done()
 	}
-	return mask(sec, out, res, err)
+	out, res, err = mask(sec, out, res, err)
+	if err == nil && tool != nil {
+		o.Content, err = checkResult(req.Pack.Name, tool, out)
+	}
+	return out, res, err
+}
+
+// checkResult holds a tool's result to what its tools.json entry declares:
+// content blocks (read after masking, so no block carries a granted
+// secret's value in text), or a JSON result that follows output_schema. A
+// result that does not is the tool's failure (ErrToolFailed).
+func checkResult(pack string, tool *packs.Tool, out json.RawMessage) ([]Block, error) {
+	if tool.Output == packs.OutputContent {
+		blocks, err := ParseContent(out)
+		var ce *ContentError
+		if errors.As(err, &ce) {
+			ce.Pack, ce.Tool = pack, tool.Name
+		}
+		return blocks, err
+	}
+	if err := tool.ValidateOutput(out); err != nil {
+		return nil, fmt.Errorf("runtime: tool %s__%s: %w (its output_schema in tools.json): %w", pack, tool.Name, err, ErrToolFailed)
+	}
+	return nil, nil
 }
 
 // builtin runs an approved Builtin, after the same binding and integrity

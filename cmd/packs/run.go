@@ -37,9 +37,10 @@ func (c *cli) runCommand() *cobra.Command {
 		input     string
 		workspace string
 		yes       bool
+		asJSON    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run PACK TOOL [--input JSON | --input -] [--workspace DIR] [--yes]",
+		Use:   "run PACK TOOL [--input JSON | --input -] [--workspace DIR] [--yes] [--json]",
 		Short: "Run one tool of a pack through the approval gate",
 		Long: `run calls one tool of an installed pack (or of the pack folder at PACK, when
 PACK is a path) and prints the tool's JSON result on stdout.
@@ -53,6 +54,13 @@ installed pack whose files no longer match packs.lock does not run.
 --input is the tool's arguments as JSON ("-" reads them from stdin; the
 default is {}). The tool sees the workspace (default <home>/workspaces/cli)
 at /workspace.
+
+A tool that returns content blocks ("output": "content" in its tools.json:
+text, images, audio, files) is printed for people: each text block as it is,
+and one line for each other block saying what it is ([image image/png,
+12.0 KiB]). --json prints its blocks instead, as {"content": [...]} with the
+data in base64 (docs/abi.md §1.4). Any other tool's result is printed as
+JSON, with or without --json.
 
 Exit status: 0 ok, 1 the tool failed, 2 usage, 3 denied by the gate, a
 capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
@@ -68,11 +76,17 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 				return err
 			}
 			defer a.Close()
-			out, err := c.runTool(cmd.Context(), a, runRequest{pack: args[0], tool: args[1], input: in, workspace: workspace, yes: yes})
+			o, err := c.runTool(cmd.Context(), a, runRequest{pack: args[0], tool: args[1], input: in, workspace: workspace, yes: yes})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "%s\n", out)
+			if o.Content == nil || asJSON {
+				fmt.Fprintf(c.stdout, "%s\n", o.Output)
+				return nil
+			}
+			for _, b := range o.Content {
+				fmt.Fprintln(c.stdout, strings.TrimSuffix(b.Describe(), "\n"))
+			}
 			return nil
 		},
 	}
@@ -80,6 +94,7 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 	f.StringVar(&input, "input", "", `the tool's arguments as JSON, or "-" to read them from stdin (default {})`)
 	f.StringVar(&workspace, "workspace", "", "the folder the tool sees at /workspace (default <home>/workspaces/cli)")
 	f.BoolVarP(&yes, "yes", "y", false, "approve this one call")
+	f.BoolVar(&asJSON, "json", false, "print a content tool's blocks as JSON (see above)")
 	return cmd
 }
 
@@ -112,10 +127,10 @@ type runRequest struct {
 // runTool loads the pack and runs one call through the pipeline (validate,
 // gate, grant, integrity, invoke, audit). It returns the tool's result or
 // an error carrying the exit code.
-func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.RawMessage, error) {
+func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.Outcome, error) {
 	p, ref, err := loadForRun(a, req.pack)
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	t, ok := p.Tool(req.tool)
 	if !ok {
@@ -123,29 +138,29 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		for _, t := range p.Tools {
 			names = append(names, t.Name)
 		}
-		return nil, usageError("run: pack %s has no tool %q (it has: %s): see packs info %s", p.Name, req.tool, orNone(strings.Join(names, ", ")), p.Name)
+		return runtime.Outcome{}, usageError("run: pack %s has no tool %q (it has: %s): see packs info %s", p.Name, req.tool, orNone(strings.Join(names, ", ")), p.Name)
 	}
 	ws, err := runWorkspace(a, req.workspace)
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	log, err := a.OpenAudit(ctx)
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	defer log.Close()
 	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log})
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
 	if err != nil {
-		return nil, err
+		return runtime.Outcome{}, err
 	}
 	var approvers []capability.Approver
 	if req.yes {
@@ -157,7 +172,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		Pack: p, Ref: ref, Tool: t.Name, Arguments: req.input, Workspace: ws, Approvers: approvers,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("run: the call could not be audited: %w", err)
+		return runtime.Outcome{}, fmt.Errorf("run: the call could not be audited: %w", err)
 	}
 	if o.Err != nil {
 		err := o.Err
@@ -169,9 +184,9 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (json.Raw
 		case errors.Is(err, packs.ErrModified):
 			err = fmt.Errorf("refusing to run: %w", err)
 		}
-		return nil, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
+		return runtime.Outcome{}, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
 	}
-	return o.Output, nil
+	return o, nil
 }
 
 // precompileHook is an App.Installed hook: it compiles the installed pack's

@@ -160,3 +160,37 @@ func TestRunFolderAndStdin(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestRunContentTool: a content tool's blocks are printed for people, and
+// as JSON with --json; a plain tool's result is JSON either way.
+func TestRunContentTool(t *testing.T) {
+	home := t.TempDir()
+	dir := toolPack(t, "media", "wasi_echo.wasm", "", "")
+	writeFiles(t, dir, map[string]string{"tools.json": `[{"name": "t", "description": "A test tool.", "output": "content", "input_schema": {"type": "object"}, "run": {"wasm": "bin/t.wasm", "abi": "wasi"}}]`})
+	withHome(t, home, "add", dir, "--grant", "none", "--yes").mustCode(t, 0)
+	withHome(t, home, "add", toolPack(t, "echo", "wasi_echo.wasm", "", ""), "--grant", "none", "--yes").mustCode(t, 0)
+	blocks := `{"content":[{"type":"text","text":"radar for Lyon"},{"type":"image","data":"R0lGODlhAQABAAAAACw=","mimeType":"image/gif"},{"type":"resource","resource":{"uri":"file:///r.csv","mimeType":"text/csv","text":"a,b\n"}}]}`
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"for people", []string{"run", "media", "t", "--input", blocks, "--yes"}, exitOK,
+			"radar for Lyon\n[image image/gif, 14 B]\n[resource file:///r.csv, text/csv, 4 B]\n"},
+		{"json", []string{"run", "media", "t", "--input", blocks, "--yes", "--json"}, exitOK, blocks + "\n"},
+		{"malformed", []string{"run", "media", "t", "--input", `{"content":[{"type":"image","data":"PGh0bWw+","mimeType":"image/gif"}]}`, "--yes"}, exitFailure, ""},
+		{"plain tool with --json", []string{"run", "echo", "t", "--input", `{"text":"hi"}`, "--yes", "--json"}, exitOK, `{"text":"hi"}` + "\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := withHome(t, home, c.args...).mustCode(t, c.code)
+			if r.stdout != c.stdout {
+				t.Fatalf("stdout %q, want %q", r.stdout, c.stdout)
+			}
+			if c.code != exitOK && !strings.Contains(r.stderr, "content block 1") {
+				t.Fatalf("stderr %q does not name the malformed block", r.stderr)
+			}
+		})
+	}
+}

@@ -32,7 +32,11 @@ type ToolResult struct {
 	Decision   Decision
 	// Content is the JSON sent back to the model: the tool's result, or
 	// {"error": {"kind": ..., "message": ...}}.
-	Content   string
+	Content string
+	// Blocks are the result's content blocks when the tool returns them
+	// ("output": "content"; runtime.Outcome.Content): for the front ends
+	// that can show them. Content then describes them for the model.
+	Blocks    []runtime.Block
 	IsError   bool
 	ErrorKind string // ErrKind* when IsError
 	Artifacts []Artifact
@@ -86,7 +90,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	var p *prepared
 	err := fmt.Errorf("%w: %s: the arguments are not valid JSON", ErrBadArguments, name)
 	if json.Valid(args) {
-		p, err = s.prepare(name, args)
+		p, err = s.prepare(name, args, approver)
 	} else {
 		// Keep what the model wrote, as a JSON string, for the record.
 		quoted, _ := json.Marshal(string(args))
@@ -143,7 +147,11 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 		return res, nil
 	}
 	out := []byte(o.Output)
-	if req.Tool != "" {
+	switch {
+	case o.Content != nil:
+		res.Blocks = o.Content
+		out, _ = json.Marshal(map[string]any{"result": map[string]any{"content": forModel(o.Content)}})
+	case req.Tool != "":
 		out, _ = json.Marshal(map[string]json.RawMessage{"result": resultJSON(o.Output)})
 	}
 	res.Content = string(withArtifacts(out, res.Artifacts))
@@ -270,8 +278,10 @@ func tail(s string, n int) string {
 }
 
 // prepare resolves name to a base tool or an enabled pack tool and checks
-// the arguments, before anyone is asked.
-func (s *Session) prepare(name string, args json.RawMessage) (*prepared, error) {
+// the arguments, before anyone is asked. approver is who will decide the
+// call (run_recipe asks it for missing parameters, and runs its steps
+// past it).
+func (s *Session) prepare(name string, args json.RawMessage, approver capability.Approver) (*prepared, error) {
 	switch name {
 	case ToolOpenDocs:
 		return s.prepareOpenDocs(args)
@@ -281,6 +291,8 @@ func (s *Session) prepare(name string, args json.RawMessage) (*prepared, error) 
 		return s.prepareEnableTools(args)
 	case ToolExec:
 		return s.prepareExec(args)
+	case ToolRunRecipe:
+		return s.prepareRunRecipe(args, approver) // recipes.go
 	}
 	pack, tool, ok := strings.Cut(name, packToolSep)
 	if !ok {
@@ -314,6 +326,26 @@ func (s *Session) toolNames() string {
 // the arguments against its schema, resolves the grant and runs it.
 func (s *Session) preparePackTool(a *attached, t *packs.Tool) *prepared {
 	return &prepared{writes: true, req: runtime.Request{Pack: a.pack, Ref: a.ref, Tool: t.Name}}
+}
+
+// forModel is what the model is told of content blocks: text as it is, a
+// text resource's text with its URI, and for anything else (an image, a
+// sound, a binary file) what it is and that the person was shown it.
+func forModel(blocks []runtime.Block) []map[string]any {
+	out := make([]map[string]any, 0, len(blocks))
+	for _, b := range blocks {
+		m := map[string]any{"type": b.Type}
+		switch {
+		case b.Type == runtime.BlockText:
+			m["text"] = b.Text
+		case b.Type == runtime.BlockResource && b.Data == nil:
+			m["uri"], m["mimeType"], m["text"] = b.URI, b.MIMEType, b.Text
+		default:
+			m["description"] = b.Describe() + " (shown to the person, not to you)"
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // resultJSON is a tool's output, null when it wrote nothing.

@@ -45,7 +45,7 @@ func newBuiltinEnv(t *testing.T, policy string) (*testEnv, *app.App) {
 		t.Fatal(err)
 	}
 	srv, err := New(Config{
-		Chat:    chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()},
+		Chat:    chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()},
 		Attach:  []string{"current-time", "session-file-system"},
 		Version: "test", ApprovalTimeout: 300 * time.Millisecond,
 	})

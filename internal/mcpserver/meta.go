@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,39 +26,22 @@ var baseMeta = map[string]struct {
 
 func ptr[T any](v T) *T { return &v }
 
-// declared is what a tools.json entry may declare for MCP clients beyond
-// what packs itself reads: a title, an output schema, and that the tool is
-// idempotent. (packs validate warns about these keys as unknown until the
-// tools.json parser learns them.)
-type declared struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title"`
-	OutputSchema json.RawMessage `json:"output_schema"`
-	Idempotent   bool            `json:"idempotent"`
-}
-
-// packMeta is what the tools of one pack are listed with.
+// packMeta is what the tools of one pack are listed with: the pack, whose
+// tools carry what tools.json declares (title, output_schema, idempotent),
+// and the annotations its grant gives.
 type packMeta struct {
-	tools map[string]declared
-	ann   mcp.ToolAnnotations // from the pack's grant
+	pack *packs.Pack
+	ann  mcp.ToolAnnotations
 }
 
-// metaFor reads the pack's declarations and derives annotations from the
-// grant its calls would run with in sess: read-only without filesystem
-// write, terminal exec or network; destructive with filesystem write or
-// terminal exec; open-world with network. When the grant cannot be
-// resolved the annotations are derived from what the pack requests, which
-// holds at least as much.
+// metaFor derives the annotations of p's tools from the grant its calls
+// would run with in sess: read-only without filesystem write, terminal exec
+// or network; destructive with filesystem write or terminal exec;
+// open-world with network. When the grant cannot be resolved the
+// annotations are derived from what the pack requests, which holds at
+// least as much.
 func (s *Server) metaFor(ctx context.Context, sess *chat.Session, p *packs.Pack) packMeta {
-	m := packMeta{tools: map[string]declared{}}
-	if b, err := os.ReadFile(filepath.Join(p.Dir, "tools.json")); err == nil {
-		var list []declared
-		if json.Unmarshal(b, &list) == nil {
-			for _, d := range list {
-				m.tools[d.Name] = d
-			}
-		}
-	}
+	m := packMeta{pack: p}
 	has := func(n capability.Name) bool { return p.Request().Has(n) }
 	if g, err := s.grantFor(ctx, sess, p); err == nil {
 		has = g.Has
@@ -114,18 +95,18 @@ func (c *conn) decorate(tool *mcp.Tool, chatName string, metas map[string]packMe
 		m = c.s.metaFor(context.Background(), c.chat, p)
 		metas[pack] = m
 	}
+	d, ok := m.pack.Tool(name)
+	if !ok {
+		return
+	}
 	ann := m.ann
-	d := m.tools[name]
 	ann.IdempotentHint = d.Idempotent
 	ann.Title = d.Title
 	tool.Title, tool.Annotations = d.Title, &ann
 	if len(d.OutputSchema) > 0 {
-		var schema map[string]any
-		if err := json.Unmarshal(d.OutputSchema, &schema); err == nil && schema["type"] == "object" {
-			tool.OutputSchema = schema
-		} else {
-			c.s.log.Warn("mcpserver: output_schema not offered: MCP needs an object schema", "tool", chatName)
-		}
+		// packs.Load compiled it and checked that it describes an object;
+		// the runtime checks every result against it.
+		tool.OutputSchema = d.OutputSchema
 	}
 }
 

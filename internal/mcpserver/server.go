@@ -11,8 +11,11 @@
 //     else) changes it, the server updates its tools and the SDK sends
 //     notifications/tools/list_changed;
 //   - resources: every file of an attached pack as pack://<pack>/<path>,
-//     read with the same confinement and page limits as read_file;
-//   - prompts: one per pack, for explicit invocation (like "/pack-name");
+//     and the resources and templates its resources.json declares, read
+//     through read_file's gate, confinement and page limits; a client can
+//     subscribe to any of them and hears when the file changes;
+//   - prompts: one per pack, for explicit invocation (like "/pack-name"),
+//     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
 //     elicitation/create; a call of any other client waits in the approval
 //     queue in packs.db (internal/approve) until the person decides it with
@@ -39,10 +42,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/runtime"
 )
 
 // ServerName is the name the server gives in initialize.
@@ -109,6 +114,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	if err := c.open(ctx); err != nil {
 		return err
 	}
+	defer c.watch.close()
 	d := newDrain()
 	defer d.end()
 	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
@@ -133,18 +139,28 @@ type conn struct {
 	chat   *chat.Session
 	err    error             // why the chat could not open
 	tools  map[string]string // names registered on srv -> the chat's names
+	// logLevel is the level the client set with logging/setLevel; "" until
+	// it sets one (then guests' log lines are not sent).
+	logLevel mcp.LoggingLevel
+
+	decl      declIndex // resources.json URIs, filled once as the chat opens
+	watch     *watcher  // files of subscribed resources
+	watchOnce sync.Once // ties watch's end to the session's
 }
 
 func (s *Server) newConn() *conn {
 	c := &conn{s: s, tools: map[string]string{}}
+	c.watch = newWatcher(s.log, c.resourceUpdated)
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
 		SupportedProtocolVersions: protocolVersions(),
 		CompletionHandler:         c.complete,
+		SubscribeHandler:          c.subscribe,
+		UnsubscribeHandler:        c.unsubscribe,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
 		},
@@ -187,7 +203,9 @@ The person approves every call; a denied call must not be repeated unchanged.`
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
-		case "initialize", "notifications/initialized", "ping", "notifications/cancelled", "logging/setLevel":
+		case "logging/setLevel":
+			c.setLogLevel(req)
+		case "initialize", "notifications/initialized", "ping", "notifications/cancelled":
 		default:
 			if err := c.open(ctx); err != nil {
 				return nil, err
@@ -210,7 +228,17 @@ func (c *conn) open(ctx context.Context) error {
 	}
 	// chat.Open calls syncTools as it attaches packs, so c.mu must not be
 	// held here; syncTools ignores those calls until c.chat is set.
-	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: c.s.cfg.Attach, OnToolsChanged: c.syncTools})
+	// A pack disabled since the server started is left out of new
+	// sessions (packs disable), as packs mcp leaves it out at start.
+	attach := slices.DeleteFunc(slices.Clone(c.s.cfg.Attach), func(name string) bool {
+		err := c.s.cfg.Chat.Store.CheckEnabled(ctx, name)
+		if errors.Is(err, store.ErrPackDisabled) {
+			c.s.log.Warn("mcpserver: pack not served: it is disabled; packs enable turns it back on", "pack", name)
+			return true
+		}
+		return false
+	})
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, OnToolsChanged: c.syncTools})
 	if err != nil {
 		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
 		c.mu.Lock()
@@ -259,11 +287,14 @@ func (c *conn) syncToolsLocked() {
 	for _, tool := range tools {
 		chatName := tool.Name
 		tool.Name = names[chatName]
-		want[tool.Name] = chatName
 		if have, ok := c.tools[tool.Name]; !ok || have != chatName {
 			c.decorate(tool, chatName, metas)
-			c.srv.AddTool(tool, c.callHandler(chatName, tool.OutputSchema != nil))
+			if err := addTool(c.srv, tool, c.callHandler(chatName, tool.OutputSchema != nil)); err != nil {
+				c.s.log.Error("mcpserver: tool not offered", "err", err)
+				continue
+			}
 		}
+		want[tool.Name] = chatName
 	}
 	var gone []string
 	for name := range c.tools {
@@ -278,10 +309,26 @@ func (c *conn) syncToolsLocked() {
 	c.tools = want
 }
 
+// addTool registers tool on srv. The SDK panics on a tool it refuses (an
+// input schema whose x-mcp-header annotations it rejects, among others),
+// and a pack's tools.json is not the server's to trust: a refusal is an
+// error wrapping ErrSchema, the tool is not registered (the SDK checks
+// before it changes anything), and the session goes on.
+func addTool(srv *mcp.Server, tool *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: the MCP SDK refuses it: %v", ErrSchema, tool.Name, r)
+		}
+	}()
+	srv.AddTool(tool, h)
+	return nil
+}
+
 // Why a tool is not offered. Check them with errors.Is.
 var (
-	// ErrSchema: the tool's input schema is not one MCP can carry.
-	ErrSchema = errors.New("mcpserver: tool input schema is not an object schema")
+	// ErrSchema: the tool's input schema is not one MCP can carry: not an
+	// object schema, or one the MCP SDK refuses.
+	ErrSchema = errors.New("mcpserver: tool input schema is not one MCP can carry")
 	// ErrCollision: another tool already has the name.
 	ErrCollision = errors.New("mcpserver: tool name collision")
 )
@@ -345,14 +392,22 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
-		if waiter != nil && req.Params.GetProgressToken() != nil {
+		// What the guest logs and reports reaches this client (docs/mcp.md).
+		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
+		c.mu.Lock()
+		n.level = c.logLevel
+		c.mu.Unlock()
+		if token := req.Params.GetProgressToken(); token != nil {
+			n.prog = &progressSender{ss: req.Session, token: token}
+		}
+		if waiter != nil && n.prog != nil {
 			stop := make(chan struct{})
 			defer close(stop)
 			waiter.OnQueued(func(q store.QueuedCall) {
-				go c.s.waitProgress(ctx, req.Session, req.Params.GetProgressToken(), q, stop)
+				go c.s.waitProgress(ctx, n.prog, q, stop)
 			})
 		}
-		res, err := sess.Call(ctx, name, args, approver)
+		res, err := sess.Call(hostfns.WithNotifier(ctx, n), name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
 			// error, never as a result the model might trust.
@@ -366,11 +421,33 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 			text = withInstallHint(text, sess, args)
 		}
 		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.IsError}
+		if len(res.Blocks) > 0 {
+			out.Content = contentOf(res.Blocks)
+		}
 		if hasOutputSchema && !res.IsError {
 			out.StructuredContent = structured(res.Content)
 		}
 		return out, nil
 	}
+}
+
+// contentOf is a tool's content blocks as MCP content: each block as it
+// is, the runtime having checked its type, data and URI.
+func contentOf(blocks []runtime.Block) []mcp.Content {
+	out := make([]mcp.Content, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.Type {
+		case runtime.BlockText:
+			out = append(out, &mcp.TextContent{Text: b.Text})
+		case runtime.BlockImage:
+			out = append(out, &mcp.ImageContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockAudio:
+			out = append(out, &mcp.AudioContent{Data: b.Data, MIMEType: b.MIMEType})
+		case runtime.BlockResource:
+			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: b.URI, MIMEType: b.MIMEType, Text: b.Text, Blob: b.Data}})
+		}
+	}
+	return out
 }
 
 // approverFor is who approves a call of ss: the person through elicitation
@@ -415,12 +492,12 @@ const progressEvery = 10 * time.Second
 // waitProgress tells a client that sent a progress token that its call
 // waits for approval, and how the person gives it, until stop: at once,
 // then every progressEvery (a client may keep a call alive on progress).
-func (s *Server) waitProgress(ctx context.Context, ss *mcp.ServerSession, token any, q store.QueuedCall, stop <-chan struct{}) {
+func (s *Server) waitProgress(ctx context.Context, p *progressSender, q store.QueuedCall, stop <-chan struct{}) {
 	msg := fmt.Sprintf("waiting for your approval of %s: run packs approve %s in a terminal, or use the web app (packs serve)", q.Class, q.ID)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
-	for n := 1; ; n++ {
-		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}); err != nil {
+	for {
+		if err := p.waiting(ctx, msg); err != nil {
 			return
 		}
 		select {

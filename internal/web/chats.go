@@ -426,6 +426,7 @@ type toolResultJSON struct {
 	Remembered bool            `json:"remembered"`
 	Reason     string          `json:"reason,omitempty"`
 	Content    string          `json:"content"`
+	Blocks     []runtime.Block `json:"blocks,omitempty"`
 	IsError    bool            `json:"is_error"`
 	ErrorKind  string          `json:"error_kind,omitempty"`
 	Artifacts  []chat.Artifact `json:"artifacts"`
@@ -435,7 +436,7 @@ type toolResultJSON struct {
 func resultJSON(callID string, r chat.ToolResult) toolResultJSON {
 	return toolResultJSON{CallID: callID, Invocation: r.Invocation, Name: r.Name, Pack: r.Pack, Arguments: r.Arguments,
 		Approved: r.Decision.Approved, Approver: r.Decision.Approver, Verdict: r.Decision.Verdict.String(), Remembered: r.Decision.Remembered,
-		Reason: r.Decision.Reason, Content: r.Content, IsError: r.IsError, ErrorKind: r.ErrorKind, Artifacts: orEmpty(r.Artifacts),
+		Reason: r.Decision.Reason, Content: r.Content, Blocks: r.Blocks, IsError: r.IsError, ErrorKind: r.ErrorKind, Artifacts: orEmpty(r.Artifacts),
 		DurationMS: r.Duration.Milliseconds()}
 }
 

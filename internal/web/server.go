@@ -227,6 +227,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/invocations", s.listPending},
 		{"POST /v1/invocations/{id}/approve", s.approve},
 		{"POST /v1/invocations/{id}/deny", s.deny},
+		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
 
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},
@@ -270,7 +271,7 @@ func (s *Server) ui() http.Handler {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; media-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")

@@ -49,6 +49,9 @@ var extra = map[string]func(command) report{}
 
 func main() {}
 
+//go:wasmimport packs:host/progress progress
+func hostProgress(request uint64)
+
 //go:wasmexport probe
 func probe() int32 {
 	var c command
@@ -115,6 +118,13 @@ func run(c command) report {
 	case "log":
 		for range max(c.Count, 1) {
 			pdk.Log(pdk.LogInfo, c.Data)
+		}
+		return result("", nil)
+	case "progress":
+		// Each element of argv is one report, as JSON.
+		for _, req := range c.Argv {
+			mem := pdk.AllocateString(req)
+			hostProgress(mem.Offset())
 		}
 		return result("", nil)
 	case "loop":

@@ -24,6 +24,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/runtime"
 )
 
 // Options configure Run.
@@ -341,6 +342,11 @@ func (u *ui) ToolStart(c llm.ToolCall, stop context.CancelFunc) {
 func (u *ui) ToolDone(r chat.ToolResult) {
 	u.setState(model, nil)
 	u.line("  -> %s\n", resultLine(r))
+	for _, b := range r.Blocks {
+		if b.Type != runtime.BlockText {
+			u.printf("     %s\n", b.Describe())
+		}
+	}
 	for _, a := range r.Artifacts {
 		u.printf("     artifact %s\n", artifactLine(a))
 	}
@@ -436,6 +442,9 @@ func Card(p capability.Pending) string {
 	fmt.Fprintf(&b, "|   capabilities: %s\n", caps)
 	for _, t := range p.Touches {
 		fmt.Fprintf(&b, "|   touches: %s\n", oneLine(t, 200))
+	}
+	if p.RiskLevel != "" {
+		fmt.Fprintf(&b, "|   risk: %s (the recipe step's risk_level)\n", p.RiskLevel)
 	}
 	return b.String()
 }

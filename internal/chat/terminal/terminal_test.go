@@ -87,7 +87,7 @@ func openEnv(dir string) (*env, error) {
 		return nil, err
 	}
 	return &env{
-		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
+		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home, DB: db}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
 		close: func() {
 			rt.Close(ctx)
 			log.Close()
@@ -221,6 +221,10 @@ func TestCard(t *testing.T) {
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
+	got = Card(capability.Pending{Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, Arguments: []byte(`{}`), RiskLevel: capability.RiskCritical})
+	if !strings.HasSuffix(got, "|   risk: critical (the recipe step's risk_level)\n") {
+		t.Errorf("a recipe step's card does not show its risk:\n%s", got)
+	}
 }
 
 // A reader that never ends, for tests that stop the chat by other means.
@@ -302,5 +306,26 @@ func TestTypeAheadIsDiscarded(t *testing.T) {
 	got := out.String()
 	if !strings.Contains(got, "(ignored 1 line(s) typed before this card)") || !strings.Contains(got, "read_file: refused: ") {
 		t.Errorf("the type-ahead was not discarded:\n%s", got)
+	}
+}
+
+// TestToolDoneShowsBlocks: a content tool's images, sounds and files get a
+// line each under the call's result line; its text is the model's to tell.
+func TestToolDoneShowsBlocks(t *testing.T) {
+	var out bytes.Buffer
+	u := &ui{out: &out}
+	u.ToolDone(chat.ToolResult{Name: "media__show", Decision: chat.Decision{Approved: true, Approver: "you"}, Content: "{}", Blocks: []runtime.Block{
+		{Type: runtime.BlockText, Text: "a dot"},
+		{Type: runtime.BlockImage, MIMEType: "image/png", Data: make([]byte, 2048)},
+		{Type: runtime.BlockResource, URI: "file:///a.csv", MIMEType: "text/csv", Text: "x,y"},
+	}})
+	got := out.String()
+	for _, want := range []string{"\n     [image image/png, 2.0 KiB]\n", "\n     [resource file:///a.csv, text/csv, 3 B]\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "a dot") {
+		t.Errorf("output %q repeats the text block", got)
 	}
 }

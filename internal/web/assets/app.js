@@ -207,6 +207,7 @@ function openChat(c) {
     turnEnded();
   });
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
+  recipeEvents(on); // recipes.js
 }
 
 // setMarkdown shows a reply as the HTML the server rendered from its
@@ -227,6 +228,7 @@ function renderHistory(c) {
         const card = toolCard(tc.id, tc.name, tc.arguments);
         const r = results.get(tc.id);
         if (r) showResult(card, r.content, r.is_error, []);
+        if (r && tc.name === "run_recipe") recipeFromResult(tc.id, r.content); // recipes.js
       }
     }
   }
@@ -253,7 +255,8 @@ async function refreshChat() {
 async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
-  const ok = list.items.filter(p => p.status === "ok");
+  // A disabled pack (packs disable) cannot be attached: it is not offered.
+  const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
   $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
 }
 
@@ -381,6 +384,41 @@ function resultView(content) {
   return el("div", {}, el("div", { class: "view-tools" }, toggle), rich, raw);
 }
 
+// blocksView shows a content tool's blocks (docs/abi.md §1.4), which the
+// server checked: text as text, images inline, audio with a player, and
+// resources as files to download (a text one shown too). Nothing is ever
+// rendered as HTML: a file's link is application/octet-stream.
+function blocksView(blocks) {
+  const fileName = uri => {
+    const last = uri.split(/[?#]/)[0].split("/").pop() || "file";
+    try { return decodeURIComponent(last); } catch { return last; } // "%E0" is not UTF-8
+  };
+  const dataURL = (type, b64) => "data:" + type + ";base64," + b64;
+  return el("div", { class: "blocks" }, ...blocks.map(b => {
+    switch (b.type) {
+      case "text": return el("pre", { class: "block-text" }, b.text);
+      case "image": return el("img", { class: "inline-img", src: dataURL(b.mimeType, b.data), alt: "image (" + b.mimeType + ") from the tool" });
+      case "audio": return el("audio", { class: "block-audio", controls: true, src: dataURL(b.mimeType, b.data) });
+      case "resource": {
+        const r = b.resource;
+        const bytes = r.blob !== undefined ? null : new TextEncoder().encode(r.text);
+        let b64 = r.blob;
+        if (bytes) {
+          let bin = "";
+          for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+          b64 = btoa(bin);
+        }
+        const size = bytes ? bytes.length : Math.floor(r.blob.length * 3 / 4) - (r.blob.match(/=*$/)[0].length);
+        return el("div", { class: "block-resource" },
+          el("span", {}, r.uri + " (" + (r.mimeType || "no type") + ", " + humanSize(size) + ") "),
+          el("a", { class: "download", href: dataURL("application/octet-stream", b64), download: fileName(r.uri) }, "Download"),
+          r.text !== undefined ? el("pre", { class: "block-text" }, r.text) : null);
+      }
+    }
+    return null;
+  }));
+}
+
 // ---- tool cards ----
 
 function toolCard(callID, name, args) {
@@ -408,6 +446,7 @@ const capWords = {
 };
 
 function pendingCard(d) {
+  if (isRecipeCall(d.invocation)) return recipePending(d); // a row of a recipe's card (recipes.js)
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
   card.classList.add("pending");
@@ -444,6 +483,7 @@ function pendingCard(d) {
 }
 
 function decidedCard(d) {
+  if (isRecipeCall(d.invocation)) return recipeDecided(d);
   const card = $(`.tool-card[data-invocation="${CSS.escape(d.invocation)}"]`);
   if (!card) return;
   card.classList.remove("pending");
@@ -486,7 +526,8 @@ function showResult(card, content, isError, artifacts, d) {
   const denied = d ? !d.approved || d.error_kind === "denied" : false;
   card.classList.add(denied ? "denied" : isError ? "failed" : "done");
   const label = resultLabel(d, isError, content);
-  const body = el("details", { class: "result", open: true }, el("summary", {}, label), resultView(content));
+  const view = d && d.blocks && d.blocks.length ? blocksView(d.blocks) : resultView(content);
+  const body = el("details", { class: "result", open: true }, el("summary", {}, label), view);
   if (d) $(".status", card).textContent = denied ? "Denied." : isError ? "The tool failed." : "Done.";
   card.append(body);
   if (artifacts && artifacts.length) card.append(artifactList(artifacts));
@@ -705,6 +746,7 @@ function packCard(p) {
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
+    p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
     p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));
@@ -738,7 +780,7 @@ function toolForm(pack, t) {
       const r = await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/calls", { tool: t.name, arguments: parsed });
       out.replaceChildren(
         el("div", { class: "muted small" }, resultLabel(r, r.is_error, r.content), " · in the chat ", el("a", { href: "#/chat/" + r.chat }, "by hand: " + pack)),
-        resultView(r.content),
+        r.blocks && r.blocks.length ? blocksView(r.blocks) : resultView(r.content),
         r.artifacts.length ? artifactList(r.artifacts, r.chat) : "");
     } catch (e) { out.replaceChildren(el("span", { class: "error" }, e.message)); }
   };
