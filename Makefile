@@ -63,6 +63,13 @@ fuzz:
 			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
 		done; \
 	done
+	# The built-in packs' guest code is its own module.
+	cd internal/builtin/guest && for pkg in ./tools ./fetch; do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== builtin guest $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
+		done; \
+	done
 
 ## lint: gofmt and go vet must be silent
 lint:
