@@ -11,7 +11,8 @@
 //	env_read                Environ (WASI environment and Extism config) and the
 //	                        config_get host function
 //	network                 http_request, http_status_code, http_headers
-//	                        (NetworkNamespace, Extism's signatures)
+//	                        (NetworkNamespace, Extism's signatures), and
+//	                        http_truncated
 //	terminal_exec           Exec and the exec host function (ExecNamespace)
 //	secrets_access          injection into http_request (WithSecrets), and
 //	                        secret_get for a reveal grant (SecretsNamespace)
@@ -47,6 +48,9 @@ var (
 	ErrInvalidRequest = errors.New("hostfns: invalid request")
 	// ErrResponseTooLarge means an HTTP response body passed MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("hostfns: http response too large")
+	// ErrFirstByteTimeout means a server sent no response headers within
+	// the request's first_byte_timeout_ms.
+	ErrFirstByteTimeout = errors.New("hostfns: server did not respond in time")
 	// ErrCommandNotFound means a granted command is not an executable file on
 	// the fixed exec PATH (or at its absolute path).
 	ErrCommandNotFound = errors.New("hostfns: command not found")
@@ -87,6 +91,7 @@ type Call struct {
 	env     map[string]string // what Environ exposed, served by config_get
 	status  int32             // last HTTP status code
 	headers map[string]string // last HTTP response headers
+	cut     bool              // the last HTTP body was cut by its body timeout
 	logged  int               // bytes of guest log and progress messages written so far
 	// the guest's progress reports so far, and the last one's value
 	progressed   int

@@ -12,7 +12,7 @@ import (
 
 // Host module names of packs host ABI v1 (docs/abi.md).
 const (
-	NetworkNamespace = "packs:host/network" // http_request, http_status_code, http_headers
+	NetworkNamespace = "packs:host/network" // http_request, http_status_code, http_headers, http_truncated
 	ExecNamespace    = "packs:host/exec"    // exec
 	LogNamespace     = "packs:host/log"     // log_trace ... log_error, get_log_level
 	ConfigNamespace  = "packs:host/config"  // config_get
@@ -51,6 +51,7 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 				fn(NetworkNamespace, "http_request", n.request, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypePTR}, extism.ValueTypePTR),
 				fn(NetworkNamespace, "http_status_code", n.statusCode, nil, extism.ValueTypeI32),
 				fn(NetworkNamespace, "http_headers", n.headers, nil, extism.ValueTypePTR),
+				fn(NetworkNamespace, "http_truncated", n.truncated, nil, extism.ValueTypeI32),
 			)
 		case capability.TerminalExec:
 			fns = append(fns, fn(ExecNamespace, "exec", execHost, ptr, extism.ValueTypePTR))

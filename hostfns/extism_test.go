@@ -16,7 +16,7 @@ func TestExtismFunctions(t *testing.T) {
 		LogNamespace + ".log_warn", LogNamespace + ".log_error", LogNamespace + ".get_log_level",
 		ConfigNamespace + ".config_get", ProgressNamespace + ".progress",
 	}
-	network := []string{NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers"}
+	network := []string{NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers", NetworkNamespace + ".http_truncated"}
 	exec := []string{ExecNamespace + ".exec"}
 	cases := []struct {
 		groups []capability.Name

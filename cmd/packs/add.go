@@ -16,6 +16,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -35,6 +36,7 @@ func (c *cli) addCommand() *cobra.Command {
   https://HOST/…/x.tar.gz#sha256=HEX    an archive, pinned by its digest
   oci://REGISTRY/REPO:TAG               a pack artifact (also @sha256:HEX), see packs publish
   NAME                                  a name in the pack index (--index or $PACKS_INDEX)
+  builtin:NAME                          a built-in pack you removed, back with nothing granted
 
 REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is
@@ -85,6 +87,16 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer a.Close()
+			if name, ok := strings.CutPrefix(args[0], builtin.SourcePrefix); ok {
+				// A built-in pack the person removed comes back, with
+				// nothing granted.
+				e, err := a.RestoreBuiltin(ctx, name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "installed %s %s (%s, built in)\n", e.Name, e.Version, e.Integrity)
+				return nil
+			}
 			source, err := c.resolveName(ctx, args[0], index)
 			if err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -69,7 +70,8 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 			if err != nil {
 				return err
 			}
-			a, err := c.open(cmd.Context())
+			// A built-in pack is there on first use.
+			a, err := c.openWith(cmd.Context(), builtin.Is(args[0]))
 			if err != nil {
 				return err
 			}

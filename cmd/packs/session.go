@@ -13,9 +13,10 @@ import (
 
 // openSession opens the application and builds what a chat session needs,
 // for the commands that run sessions: packs chat, packs mcp, packs serve.
-// The returned func closes both, the session's components first.
+// The built-in packs are installed (or updated) first. The returned func
+// closes both, the session's components first.
 func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), error) {
-	a, err := c.open(ctx)
+	a, err := c.openWith(ctx, true)
 	if err != nil {
 		return nil, chat.Deps{}, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -23,6 +24,10 @@ type Options struct {
 	Home   string       // state directory, absolute (see packs.ResolveHome)
 	Policy string       // enterprise policy file; "" for none
 	Logger *slog.Logger // nil discards
+	// Builtins installs or updates the built-in packs as the home opens
+	// (EnsureBuiltins): the commands that run chats (chat, mcp, serve)
+	// and tools (run) set it.
+	Builtins bool
 }
 
 // App is one open state directory and what is built on it.
@@ -69,6 +74,12 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if err := a.syncDB(ctx); err != nil {
 		a.Close()
 		return nil, err
+	}
+	if opt.Builtins {
+		if err := a.EnsureBuiltins(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -238,6 +249,12 @@ func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) 
 	e, err := a.Home.Remove(ctx, name)
 	if err != nil {
 		return packs.LockEntry{}, err
+	}
+	if builtin.IsSource(e.Source) {
+		// The person removed a built-in: EnsureBuiltins leaves it out.
+		if err := a.setBuiltinRemoved(name, true); err != nil {
+			return e, err
+		}
 	}
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
 		return e, fmt.Errorf("app: %s is removed, but packs.db was not updated (the next start repairs it): %w", name, err)

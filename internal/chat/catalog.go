@@ -6,9 +6,30 @@ import (
 	"fmt"
 
 	"github.com/packs-run/packs/capability"
+	builtinpacks "github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
+
+// Prompter is a Catalog whose packs may add to the system prompt. Prompt
+// returns the addition of the pack ref names ("" for none); a session
+// includes it in the metadata stage while, and only while, the pack is
+// attached.
+type Prompter interface {
+	Prompt(ref capability.PackRef) string
+}
+
+var _ Prompter = HomeCatalog{}
+
+// Prompt implements Prompter: only a built-in pack has an addition, and
+// only when its content is exactly the built-in's (its packs.lock digest
+// is the binary's), so no other pack can put text into the system prompt.
+func (c HomeCatalog) Prompt(ref capability.PackRef) string {
+	if d, ok := builtinpacks.Digest(ref.Name); !ok || d != ref.Digest {
+		return ""
+	}
+	return builtinpacks.Prompt(ref.Name)
+}
 
 // HomeCatalog serves the packs installed in a state directory. Each load
 // checks the installed files against their lock entry first, so a pack that

@@ -51,6 +51,10 @@ type packMeta struct {
 	Description string
 	HasTools    bool
 	Priority    int // [knowledge] priority: higher is listed first
+	// Prompt is the pack's system-prompt addition (a built-in pack's
+	// prompt.md, see Prompter), shown while the pack is attached; "" for
+	// none.
+	Prompt string
 }
 
 // writeMeta appends one pack's entry to the metadata block: pack_id, name,
@@ -65,6 +69,27 @@ func writeMeta(b *strings.Builder, m packMeta) {
 	b.WriteString("\n  has_tools_json: ")
 	b.WriteString(strconv.FormatBool(m.HasTools))
 	b.WriteByte('\n')
+}
+
+// writePrompts appends the system-prompt additions of the attached packs
+// that have one, in the order they were attached (spec 003: earlier
+// capabilities' additions first).
+func writePrompts(b *strings.Builder, ms []packMeta) {
+	first := true
+	for _, m := range ms {
+		if m.Prompt == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nInstructions of attached packs:\n")
+			first = false
+		}
+		b.WriteString("<pack_instructions pack_id=\"")
+		b.WriteString(m.ID)
+		b.WriteString("\">\n")
+		b.WriteString(strings.TrimSpace(m.Prompt))
+		b.WriteString("\n</pack_instructions>\n")
+	}
 }
 
 // oneLine folds a description onto one line so it cannot break the block.
@@ -111,6 +136,7 @@ func systemPrompt(st promptState) string {
 	for _, m := range ordered {
 		writeMeta(&b, m)
 	}
+	writePrompts(&b, st.packs)
 	if len(st.opened) > 0 {
 		b.WriteString("\nDocs already opened in this conversation: ")
 		b.WriteString(strings.Join(st.opened, ", "))

@@ -396,6 +396,9 @@ func (s *Session) promptState() promptState {
 		if a.pack.Manifest != nil {
 			m.Priority = a.pack.Manifest.Knowledge.Priority
 		}
+		if pr, ok := s.deps.Catalog.(Prompter); ok {
+			m.Prompt = pr.Prompt(a.ref)
+		}
 		st.packs = append(st.packs, m)
 		if a.opened {
 			st.opened = append(st.opened, name)

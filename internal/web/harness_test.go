@@ -43,12 +43,13 @@ type envOptions struct {
 	token        string
 	addr         string
 	allowedHosts []string
+	builtins     bool // install the built-in packs as the app opens
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins})
 	if err != nil {
 		t.Fatal(err)
 	}
