@@ -460,3 +460,38 @@ func checkFormat(format, s string) error {
 	}
 	return nil
 }
+
+// Field is one property of a question's form, for an Asker that draws the
+// form itself (a terminal, the web app).
+type Field struct {
+	Name, Type, Title, Description string
+	Enum                           []string // the choices of a string, if any
+	Required                       bool
+}
+
+// Fields lists the form's properties, required ones first, then by name.
+// A Question that did not come from ParseQuestion has none.
+func (q Question) Fields() []Field {
+	var s questionSchema
+	if json.Unmarshal(q.Schema, &s) != nil {
+		return nil
+	}
+	out := make([]Field, 0, len(s.Properties))
+	for name, f := range s.Properties {
+		if f == nil {
+			continue
+		}
+		out = append(out, Field{Name: name, Type: f.Type, Title: f.Title, Description: f.Description,
+			Enum: f.Enum, Required: slices.Contains(s.Required, name)})
+	}
+	slices.SortFunc(out, func(a, b Field) int {
+		if a.Required != b.Required {
+			if a.Required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
