@@ -464,9 +464,12 @@ func checkFormat(format, s string) error {
 // Field is one property of a question's form, for an Asker that draws the
 // form itself (a terminal, the web app).
 type Field struct {
-	Name, Type, Title, Description string
-	Enum                           []string // the choices of a string, if any
-	Required                       bool
+	Name        string   `json:"name"`
+	Type        string   `json:"type"` // string, number, integer or boolean
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Enum        []string `json:"enum,omitempty"` // the choices of a string, if any
+	Required    bool     `json:"required"`
 }
 
 // Fields lists the form's properties, required ones first, then by name.
