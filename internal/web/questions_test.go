@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm/llmtest"
@@ -79,5 +82,43 @@ func TestQuestionCard(t *testing.T) {
 			}
 			ev.next("turn_done")
 		})
+	}
+}
+
+// TestBrowserQuestion: in headless Chromium, a tool's question shows as a
+// form in its tool card; the person picks an answer and the tool gets it.
+func TestBrowserQuestion(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"path": askPack, "grant": []string{"ask_person"}}, nil)
+	e.model.Push(
+		calls(call(chat.ToolEnableTools, `{"pack_id":"ask-pack"}`)),
+		calls(call("ask-pack__ask", `{"message": "Deploy to which region?", "schema": {"type": "object", "properties": {"region": {"type": "string", "enum": ["eu", "us"]}, "replicas": {"type": "integer"}}, "required": ["region"]}}`)),
+		llmtest.Turn{Text: "Deployed."},
+	)
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the chat opens", chatOpen)
+	b.poll("ask-pack is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "ask-pack")`)
+	b.step("attach ask-pack", chromedp.SetValue(chromedp.CSS("#attach-select"), "ask-pack"), chromedp.Click(chromedp.CSS("#attach-btn")))
+	b.poll("ask-pack is attached", count("#attached .detach")+` === 1`)
+	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "deploy"), chromedp.Click(chromedp.CSS("#send")))
+	b.step("run enable_tools", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")), chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
+	b.poll("enable_tools is done", count(".tool-card:not(.pending) .result, .tool-card.done")+` >= 1`)
+	b.step("run ask", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")), chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
+	b.step("the question shows", chromedp.WaitVisible(chromedp.CSS("form.question select[name=region]")))
+	if msg := must(t, b.ctx, chromedp.Text(chromedp.CSS("form.question"))); !strings.Contains(msg, "ask-pack asks you: Deploy to which region?") {
+		t.Fatalf("the question card says %q", msg)
+	}
+	b.shot("question")
+	b.step("answer", chromedp.SetValue(chromedp.CSS("form.question select[name=region]"), "us"),
+		chromedp.SendKeys(chromedp.CSS("form.question input[name=replicas]"), "3"), chromedp.Click(chromedp.CSS("form.question button.answer")))
+	b.poll("the card says it was answered", `document.querySelector("form.question .status").textContent === "Answered."`)
+	b.poll("the tool got the answer", `document.querySelector("#log").textContent.includes("Deployed.")`)
+	calls := e.model.Requests()
+	last := calls[len(calls)-1].Messages
+	if got := last[len(last)-1].Content; !strings.Contains(got, `"action":"accept"`) || !strings.Contains(got, `"region":"us"`) || !strings.Contains(got, `"replicas":3`) {
+		t.Fatalf("the model saw the tool's result %q, want the person's answer", got)
 	}
 }
