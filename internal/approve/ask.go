@@ -13,21 +13,31 @@ import (
 
 var _ hostfns.Asker = (*Terminal)(nil)
 
-// Ask puts a tool's question (ask_person) to the person at the terminal:
-// first whether to answer at all (n declines, the end of input cancels),
-// then one line per field. A line that is not of the field's type is asked
-// again, up to maxTries; an empty line leaves an optional field out. The
-// host checks the whole answer against the question's schema.
+// Ask puts a tool's question (ask_person) to the person at the terminal,
+// as AskByLines does.
 func (t *Terminal) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return AskByLines(ctx, q, t.out, t.readLine)
+}
+
+// ReadLine writes prompt and returns the person's next line, trimmed; eof
+// reports the end of input.
+type ReadLine func(ctx context.Context, prompt string) (line string, eof bool, err error)
+
+// AskByLines puts a tool's question to a person who answers line by line
+// (the terminal of packs run, packs chat): first whether to answer at all
+// (n declines, the end of input or anything else cancels), then one line
+// per field. A line that is not of the field's type is asked again, up to
+// maxTries; an empty line leaves an optional field out. The host checks
+// the whole answer against the question's schema.
+func AskByLines(ctx context.Context, q hostfns.Question, out io.Writer, read ReadLine) (hostfns.Answer, error) {
 	cancel := hostfns.Answer{Action: hostfns.ActionCancel}
 	if err := ctx.Err(); err != nil {
 		return cancel, err
 	}
-	fmt.Fprintf(t.out, "\n── question from %s__%s  [%s]\n   %s\n", q.Pack, q.Tool, q.Invocation, strings.ToValidUTF8(q.Message, "\uFFFD"))
-	fields := q.Fields()
-	line, eof, err := t.readLine(ctx, "Answer it? [y]es, [n]o: ")
+	fmt.Fprintf(out, "\n── question from %s__%s  [%s]\n   %s\n", q.Pack, q.Tool, q.Invocation, strings.ToValidUTF8(q.Message, "\uFFFD"))
+	line, eof, err := read(ctx, "Answer it? [y]es, [n]o: ")
 	switch {
 	case err != nil:
 		return cancel, err
@@ -42,8 +52,8 @@ func (t *Terminal) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer,
 		return cancel, nil
 	}
 	content := map[string]any{}
-	for _, f := range fields {
-		v, ok, err := t.askField(ctx, f)
+	for _, f := range q.Fields() {
+		v, ok, err := askField(ctx, f, out, read)
 		if err != nil || !ok {
 			return cancel, err
 		}
@@ -56,7 +66,7 @@ func (t *Terminal) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer,
 
 // askField reads one field; ok is false when the person gave up (the end
 // of input, or maxTries unreadable lines). A nil value leaves it out.
-func (t *Terminal) askField(ctx context.Context, f hostfns.Field) (any, bool, error) {
+func askField(ctx context.Context, f hostfns.Field, out io.Writer, read ReadLine) (any, bool, error) {
 	label := f.Name
 	if f.Title != "" {
 		label = f.Title
@@ -69,10 +79,10 @@ func (t *Terminal) askField(ctx context.Context, f hostfns.Field) (any, bool, er
 		kind += ", required"
 	}
 	if f.Description != "" {
-		fmt.Fprintf(t.out, "   %s\n", f.Description)
+		fmt.Fprintf(out, "   %s\n", f.Description)
 	}
 	for range maxTries {
-		line, eof, err := t.readLine(ctx, fmt.Sprintf("   %s (%s): ", label, kind))
+		line, eof, err := read(ctx, fmt.Sprintf("   %s (%s): ", label, kind))
 		if err != nil {
 			return nil, false, err
 		}
@@ -83,13 +93,13 @@ func (t *Terminal) askField(ctx context.Context, f hostfns.Field) (any, bool, er
 			if !f.Required {
 				return nil, true, nil
 			}
-			io.WriteString(t.out, "   This field is required.\n")
+			io.WriteString(out, "   This field is required.\n")
 			continue
 		}
 		if v, ok := parseField(f.Type, line); ok {
 			return v, true, nil
 		}
-		fmt.Fprintf(t.out, "   Please give a %s.\n", f.Type)
+		fmt.Fprintf(out, "   Please give a %s.\n", f.Type)
 		if eof {
 			return nil, false, nil
 		}
