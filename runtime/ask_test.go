@@ -54,6 +54,7 @@ func TestAskPipeline(t *testing.T) {
 		{"revoked", asks, userGrants{{Capability: capability.AskPerson, Revoked: true}}, "", &accept, "denied", 0},
 		{"policy never", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "[ceilings]\nnever = [\"ask_person\"]\n", &accept, "denied", 0},
 		{"policy empty ceiling", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "[ceilings]\nask_person = []\n", &accept, "denied", 0},
+		{"policy pre-approves", asks, nil, "[[preapprove]]\npack = \"asker\"\ngrants = [\"ask_person\"]\n", &accept, "accept", 1},
 		{"no approver can ask", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "", nil, "decline", 0},
 		{"answer off the schema", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "",
 			&hostfns.Answer{Action: "accept", Content: map[string]any{"region": "mars"}}, "cancel", 1},
