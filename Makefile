@@ -25,12 +25,13 @@ man:
 deps:
 	scripts/deps.sh
 
-## test: lint, every Go test (fuzz seeds included) with the race detector, and the example guests' own tests
+## test: lint, every Go test (fuzz seeds included) with the race detector, and the example and conformance guests' own tests
 test: lint
 	WITH_TEST_DEPS=1 scripts/deps.sh
 	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) -C wasm-examples test
+	cd test/mcp-conformance && $(GO) test ./...
 	$(MAKE) pack-tests
 
 ## pack-tests: every example pack's own cases (tests/*.yaml, recipe tests too) through `packs test`

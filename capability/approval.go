@@ -23,6 +23,10 @@ type Pending struct {
 	Arguments    json.RawMessage
 	Capabilities []Name   // capabilities the call may exercise
 	Touches      []string // resources it names: paths, hosts, commands
+	// RiskLevel is what the call declares it can break (a recipe step's
+	// risk_level); empty when it declares nothing. The policy's
+	// never_auto_approve_risk reads it.
+	RiskLevel RiskLevel
 	// Grant is the grant the call will run with; the approval binds it.
 	// Zero for a base tool that runs under no pack grant.
 	Grant Grant

@@ -59,6 +59,7 @@ type Policy struct {
 	autoApprove    []string // call classes: "open_docs", "pack__tool", "pack__*"
 	neverApprove   []string
 	unlistedDeny   bool
+	personRisk     RiskLevel    // [approval] never_auto_approve_risk; "" for none (policy_risk.go)
 	trust          trustSection // keys normalized to "TYPE BASE64"
 }
 
@@ -137,6 +138,9 @@ type approvalSection struct {
 	AutoApprove  []string `toml:"auto_approve,omitempty"`
 	NeverApprove []string `toml:"never_approve,omitempty"`
 	Unlisted     string   `toml:"unlisted,omitempty"`
+	// NeverAutoApproveRisk: calls at this risk_level or above always ask
+	// a person (policy_risk.go).
+	NeverAutoApproveRisk string `toml:"never_auto_approve_risk,omitempty"`
 }
 
 var (
@@ -428,7 +432,7 @@ func (p *Policy) parseApproval(a *approvalSection, fail failFunc) error {
 	default:
 		return fail("approval.unlisted", "unlisted = %q: write \"ask\" (a person decides) or \"deny\"", a.Unlisted)
 	}
-	return nil
+	return p.parseRisk(a.NeverAutoApproveRisk, fail)
 }
 
 // checkClass validates a call class: a base tool name, "pack__tool", or
@@ -546,7 +550,8 @@ func describeList(l []string) string {
 // Approver returns the policy as an approver: it approves the call classes
 // listed in auto_approve, denies those in never_approve (and, with
 // unlisted = "deny", every other class), and defers the rest to the next
-// approver with ErrDefer. A nil policy defers everything. The gate asks it
+// approver with ErrDefer. A call listed in auto_approve whose risk_level
+// is at or above never_auto_approve_risk is deferred too: a person decides. A nil policy defers everything. The gate asks it
 // before it looks at a chat's remembered approvals, so a policy veto always
 // holds.
 func (p *Policy) Approver() Approver { return policyApprover{p: p} }
@@ -574,6 +579,10 @@ func (a policyApprover) Approve(ctx context.Context, pend Pending) (Verdict, err
 	case slices.ContainsFunc(a.p.neverApprove, func(c string) bool { return classMatch(c, class) }):
 		return Deny, nil
 	case slices.ContainsFunc(a.p.autoApprove, func(c string) bool { return classMatch(c, class) }):
+		if a.p.PersonRequired(pend.RiskLevel) {
+			// Listed, but too risky to run without a person.
+			return Deny, ErrDefer
+		}
 		return RunOnce, nil
 	case a.p.unlistedDeny:
 		return Deny, nil
@@ -619,7 +628,7 @@ func (p *Policy) Format() (string, error) {
 		}
 		f.Preapprove = append(f.Preapprove, item)
 	}
-	f.Approval = approvalSection{AutoApprove: p.autoApprove, NeverApprove: p.neverApprove, Unlisted: "ask"}
+	f.Approval = approvalSection{AutoApprove: p.autoApprove, NeverApprove: p.neverApprove, Unlisted: "ask", NeverAutoApproveRisk: string(p.personRisk)}
 	if p.unlistedDeny {
 		f.Approval.Unlisted = "deny"
 	}

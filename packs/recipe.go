@@ -71,10 +71,9 @@ func ValidConfirmation(s string) bool {
 	return false
 }
 
-// RiskLevel is how much a step can break, for the approver and the policy.
-type RiskLevel string
-
-var riskLevels = []RiskLevel{"low", "moderate", "high", "critical"}
+// RiskLevel is how much a step can break, for the approver and the policy
+// (capability.RiskLevels lists them).
+type RiskLevel = capability.RiskLevel
 
 // Recipe is one recipes/*.yaml file, checked at load.
 type Recipe struct {
@@ -268,6 +267,18 @@ func (e *ParamError) Unwrap() error { return ErrInvalidInput }
 // missing required parameter, an unknown name or a value that does not fit
 // is a *ParamError.
 func (r *Recipe) Bind(values map[string]string) (json.RawMessage, error) {
+	return r.bind(values, false)
+}
+
+// CheckValues checks the values given so far, as Bind does, except that a
+// missing required parameter is not an error (Missing lists them): what a
+// front end checks before it asks the person for the rest.
+func (r *Recipe) CheckValues(values map[string]string) error {
+	_, err := r.bind(values, true)
+	return err
+}
+
+func (r *Recipe) bind(values map[string]string, partial bool) (json.RawMessage, error) {
 	for _, k := range slices.Sorted(maps.Keys(values)) {
 		if !slices.ContainsFunc(r.Parameters, func(p RecipeParameter) bool { return p.Name == k }) {
 			return nil, &ParamError{Param: k, Reason: fmt.Sprintf("recipe %s has no such parameter", r.ID)}
@@ -280,7 +291,7 @@ func (r *Recipe) Bind(values map[string]string) (json.RawMessage, error) {
 			v, ok = *p.Default, true
 		}
 		if !ok {
-			if p.Required {
+			if p.Required && !partial {
 				return nil, &ParamError{Param: p.Name, Reason: "is required: pass a value"}
 			}
 			continue
@@ -879,7 +890,7 @@ func (p *recipeParser) step(n *yaml.Node, what string, keys []string) (RecipeSte
 			}
 		case "risk_level":
 			if r, ok := p.str(v, "risk_level"); ok {
-				if !slices.Contains(riskLevels, RiskLevel(r)) {
+				if !RiskLevel(r).Valid() {
 					p.errorf(v, "recipe-risk", "risk_level %q is not low, moderate, high or critical", r)
 					bad = true
 				}
@@ -1219,10 +1230,20 @@ func SplitCommand(s string) ([]string, error) {
 	return argv, nil
 }
 
-// BindJSON is Bind for arguments given as one JSON object (a model's
-// run_recipe call): a string value is the parameter's text as it is; a
-// number or boolean is its JSON text. Anything else is a *ParamError.
+// BindJSON is Bind for arguments given as one JSON object (ParamValues).
 func (r *Recipe) BindJSON(args json.RawMessage) (json.RawMessage, error) {
+	values, err := ParamValues(args)
+	if err != nil {
+		return nil, err
+	}
+	return r.Bind(values)
+}
+
+// ParamValues reads recipe arguments given as one JSON object (a model's
+// run_recipe parameters) as texts, the way Bind takes them: a string value
+// is its text as it is; a number or boolean is its JSON text. Anything else
+// is a *ParamError. Empty args are no values.
+func ParamValues(args json.RawMessage) (map[string]string, error) {
 	values := map[string]string{}
 	if len(bytes.TrimSpace(args)) > 0 {
 		var raw map[string]json.RawMessage
@@ -1245,7 +1266,7 @@ func (r *Recipe) BindJSON(args json.RawMessage) (json.RawMessage, error) {
 			}
 		}
 	}
-	return r.Bind(values)
+	return values, nil
 }
 
 // Missing lists the required parameters without a default that values

@@ -1,9 +1,11 @@
 package packs
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -539,4 +541,59 @@ func TestRecipeBindJSON(t *testing.T) {
 	if got := r.Missing(map[string]string{"i": "1"}); !slices.Equal(got, []string{"s"}) {
 		t.Errorf("Missing = %q", got)
 	}
+}
+
+// TestRecipeCheckValues: the values a model gave are checked before the
+// person is asked for the rest: a missing required one is not an error
+// yet, a value that does not fit or an unknown name is.
+func TestRecipeCheckValues(t *testing.T) {
+	r := &Recipe{ID: "b", Parameters: []RecipeParameter{
+		{Name: "s", Type: "string", Required: true, Validation: regexp.MustCompile(`^[a-z]+$`)}, {Name: "i", Type: "integer", Required: true},
+	}}
+	cases := []struct {
+		in      map[string]string
+		wantErr bool
+		missing []string
+	}{
+		{map[string]string{}, false, []string{"s", "i"}},
+		{map[string]string{"s": "ok"}, false, []string{"i"}},
+		{map[string]string{"s": "--x"}, true, []string{"i"}},
+		{map[string]string{"i": "x"}, true, []string{"s"}},
+		{map[string]string{"nope": "1"}, true, []string{"s", "i"}},
+		{map[string]string{"s": "ok", "i": "2"}, false, nil},
+	}
+	for _, c := range cases {
+		err := r.CheckValues(c.in)
+		if (err != nil) != c.wantErr || (err != nil && !errors.Is(err, ErrInvalidInput)) {
+			t.Errorf("CheckValues(%v) = %v, want error %v", c.in, err, c.wantErr)
+		}
+		if got := r.Missing(c.in); !slices.Equal(got, c.missing) {
+			t.Errorf("Missing(%v) = %v, want %v", c.in, got, c.missing)
+		}
+	}
+}
+
+// FuzzParamValues feeds a model's run_recipe parameters: every answer is
+// values or a *ParamError, never a panic, and values bind or fail cleanly.
+func FuzzParamValues(f *testing.F) {
+	for _, s := range []string{`{"s": "x", "i": 3, "f": true}`, `{"s": -1e400}`, `[]`, `{"s": {"a": 1}}`, `null`, `{"s": "\u0000"}`, ``} {
+		f.Add([]byte(s))
+	}
+	r := &Recipe{ID: "b", Parameters: []RecipeParameter{{Name: "s", Type: "string", Required: true}, {Name: "i", Type: "integer"}, {Name: "f", Type: "boolean"}, {Name: "n", Type: "number"}}}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		values, err := ParamValues(in)
+		var pe *ParamError
+		if err != nil {
+			if !errors.As(err, &pe) {
+				t.Fatalf("ParamValues(%q): %T %v", in, err, err)
+			}
+			return
+		}
+		if err := r.CheckValues(values); err != nil && !errors.As(err, &pe) {
+			t.Fatalf("CheckValues: %T %v", err, err)
+		}
+		if out, err := r.Bind(values); err == nil && !json.Valid(out) {
+			t.Fatalf("Bind(%v) = %s: not JSON", values, out)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,10 +49,11 @@ const rustPlugin = "../wasm-examples/text-kit/bin/text-kit.wasm"
 // Between calls it waits for the pool to be full again, as it is when calls
 // are seconds apart: p50-ns is the call as the caller sees it; ns/op also
 // includes that wait (the pool's background refill), so it is the sustained
-// rate of one caller.
+// rate of one caller. Its peers (see peers_test.go) run the same module
+// without packs; their p50-ns is the comparison.
 func BenchmarkWarmCall(b *testing.B) {
 	for _, g := range benchGuests(b) {
-		b.Run(g.name, func(b *testing.B) {
+		b.Run(g.name+"/packs", func(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: 2})
 			p := modulePack(b, "warm", "", g.src, map[string]string{"echo": g.fn})
 			inv := h.invocation(p, "echo", benchInput, h.grant(p, nil))
@@ -73,6 +75,25 @@ func BenchmarkWarmCall(b *testing.B) {
 			}
 			reportPercentiles(b, durs)
 		})
+		for _, kind := range peerKinds(g.fn == "") {
+			b.Run(g.name+"/peer="+kind, func(b *testing.B) {
+				pr := peerFactory(b, kind, g.src, g.fn)()
+				defer pr.close(context.Background())
+				if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+				durs := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					begin := time.Now()
+					if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+						b.Fatal(err)
+					}
+					durs = append(durs, time.Since(begin))
+				}
+				reportPercentiles(b, durs)
+			})
+		}
 	}
 }
 
@@ -132,10 +153,12 @@ func BenchmarkFirstCall(b *testing.B) {
 
 // BenchmarkThroughput runs calls from GOMAXPROCS goroutines at once, each
 // on a fresh instance: calls/s is what the machine sustains (instantiation
-// included, as the pool cannot refill faster than the cores allow).
+// included, as the pool cannot refill faster than the cores allow). Its
+// peers run as many goroutines, each with its own peer (one kept instance
+// each, for peer=extism-reused).
 func BenchmarkThroughput(b *testing.B) {
 	for _, g := range benchGuests(b) {
-		b.Run(g.name, func(b *testing.B) {
+		b.Run(g.name+"/packs", func(b *testing.B) {
 			h := newHarness(b, Config{PoolSize: goruntime.GOMAXPROCS(0)})
 			p := modulePack(b, "many", "", g.src, map[string]string{"echo": g.fn})
 			gr := h.grant(p, nil)
@@ -154,12 +177,31 @@ func BenchmarkThroughput(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
 		})
+		for _, kind := range peerKinds(g.fn == "") {
+			b.Run(g.name+"/peer="+kind, func(b *testing.B) {
+				newPeer := peerFactory(b, kind, g.src, g.fn)
+				b.ResetTimer()
+				begin := time.Now()
+				b.RunParallel(func(pb *testing.PB) {
+					pr := newPeer()
+					defer pr.close(context.Background())
+					for pb.Next() {
+						if err := pr.call(context.Background(), []byte(benchInput)); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
+			})
+		}
 	}
 }
 
 // BenchmarkPooledInstanceMemory measures what one ready instance holds:
 // rss-B/instance is the growth of the process's resident memory (linear
-// memories live outside the Go heap on Linux, in pages the guest touched),
+// memories live outside the Go heap on Linux, in pages the guest touched;
+// pages of a module's data image that instances share count once),
 // heap-B/instance that of the Go heap (wazero's per-instance state). The
 // compiled code is shared and counted in neither.
 func BenchmarkPooledInstanceMemory(b *testing.B) {
@@ -214,21 +256,29 @@ func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
 	return s
 }
 
-// memoryInUse returns the process's resident bytes (from /proc) and the Go
-// heap in use, after a garbage collection.
-func memoryInUse(b *testing.B) (rss, heap int64) {
+// memoryInUse returns the process's proportional set size (its resident
+// memory, a page mapped N times counting 1/N each time: pages that
+// instances share count once), from /proc, and the Go heap in use, after a
+// garbage collection.
+func memoryInUse(b *testing.B) (pss, heap int64) {
 	goruntime.GC()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
-	statm, err := os.ReadFile("/proc/self/statm")
+	rollup, err := os.ReadFile("/proc/self/smaps_rollup")
 	if err != nil {
-		b.Skipf("no /proc/self/statm to read resident memory from: %v", err)
+		b.Skipf("no /proc/self/smaps_rollup to read resident memory from: %v", err)
 	}
-	var size, resident int64
-	if _, err := fmt.Sscan(string(statm), &size, &resident); err != nil {
-		b.Fatal(err)
+	for _, line := range strings.Split(string(rollup), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10, int64(ms.HeapInuse)
+		}
 	}
-	return resident * int64(os.Getpagesize()), int64(ms.HeapInuse)
+	b.Fatalf("no Pss in /proc/self/smaps_rollup:\n%s", rollup)
+	return 0, 0
 }
 
 // onlyPool returns the Runtime's one pool.
@@ -294,5 +344,95 @@ func BenchmarkPipelineCall(b *testing.B) {
 			}
 			reportPercentiles(b, durs)
 		})
+	}
+}
+
+// warmPacks is how many packs BenchmarkWarmPacks keeps warm.
+const warmPacks = 50
+
+// BenchmarkWarmPacks keeps warmPacks packs of the same module warm (each
+// its own pool, as installed packs are) and calls them round robin:
+// rss-MB is the growth of the process's resident memory (see memoryInUse)
+// with every pool full, p50-ns the call. Its peer keeps one instance per
+// pack.
+func BenchmarkWarmPacks(b *testing.B) {
+	for _, g := range benchGuests(b) {
+		if g.fn == "" {
+			continue
+		}
+		b.Run(g.name+"/packs", func(b *testing.B) {
+			h := newHarness(b, Config{})
+			var invs []Invocation
+			for i := range warmPacks {
+				p := modulePack(b, fmt.Sprintf("warm%d", i), "", g.src, map[string]string{"echo": g.fn})
+				invs = append(invs, h.invocation(p, "echo", benchInput, h.grant(p, nil)))
+			}
+			call := func(inv Invocation) {
+				if _, err := h.rt.invoke(context.Background(), inv); err != nil {
+					b.Fatal(err)
+				}
+			}
+			call(invs[0]) // compiles
+			rss0, _ := memoryInUse(b)
+			for _, inv := range invs {
+				call(inv)
+			}
+			waitPoolsFull(h.rt)
+			rss1, _ := memoryInUse(b)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				begin := time.Now()
+				call(invs[i%len(invs)])
+				durs = append(durs, time.Since(begin))
+			}
+			reportPercentiles(b, durs)
+			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+		})
+		b.Run(g.name+"/peer=extism-reused", func(b *testing.B) {
+			newPeer := peerFactory(b, "extism-reused", g.src, g.fn)
+			first := newPeer()
+			defer first.close(context.Background())
+			if err := first.call(context.Background(), []byte(benchInput)); err != nil {
+				b.Fatal(err)
+			}
+			rss0, _ := memoryInUse(b)
+			peers := make([]peer, warmPacks)
+			for i := range peers {
+				peers[i] = newPeer()
+				defer peers[i].close(context.Background())
+				if err := peers[i].call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rss1, _ := memoryInUse(b)
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				begin := time.Now()
+				if err := peers[i%len(peers)].call(context.Background(), []byte(benchInput)); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(begin))
+			}
+			reportPercentiles(b, durs)
+			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+		})
+	}
+}
+
+// waitPoolsFull waits until no pool of rt is building.
+func waitPoolsFull(rt *Runtime) {
+	for {
+		rt.mu.Lock()
+		busy := false
+		for _, p := range rt.pools {
+			busy = busy || p.building.Load()
+		}
+		rt.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

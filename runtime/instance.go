@@ -54,6 +54,7 @@ type instance struct {
 	stderr *limitWriter  // logs
 	mod    api.Module    // WASI
 	plugin *extism.Plugin
+	cost   int64 // what it holds while ready in a pool (see pool)
 }
 
 // ahead returns the Call of an instance built ahead of its call, by a pool:
@@ -71,9 +72,19 @@ func (s *spec) ahead(early *capability.MemoryRecorder) *hostfns.Call {
 // passes an unapproved Call (s.ahead), a call built on the spot its own,
 // approved one.
 func newInstance(ctx context.Context, s *spec, call *hostfns.Call, early *capability.MemoryRecorder) (*instance, error) {
+	img, err := imageFor(s.mod)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrModule, s.mod.name, err)
+	}
+	// The module's memory is the first an instance of a WASI command
+	// creates; go-sdk creates its kernel's before an Extism plugin's.
+	imageAt := 0
+	if s.plugin != nil {
+		imageAt = 1
+	}
 	in := &instance{
 		early:  early,
-		budget: newMemBudget(s.pages),
+		budget: newMemBudget(s.pages, img, imageAt),
 		stdin:  bytes.NewReader(nil),
 		stderr: &limitWriter{limit: maxStderr},
 		call:   call,
@@ -107,12 +118,20 @@ func newInstance(ctx context.Context, s *spec, call *hostfns.Call, early *capabi
 		if in.mod, err = s.rt.InstantiateModule(ctx, s.mod.compiled, cfg); err != nil {
 			return nil, fmt.Errorf("%w: %s: instantiate: %w", ErrModule, s.mod.name, err)
 		}
+		if err := in.budget.checkImage(); err != nil {
+			in.close(ctx)
+			return nil, fmt.Errorf("%w: %s: %w", ErrModule, s.mod.name, err)
+		}
 		return in, nil
 	}
 	// An Extism plugin's stdout is not its result: keep it with the logs.
 	cfg = cfg.WithStdout(in.stderr).WithArgs(s.pack)
 	if in.plugin, err = s.plugin.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg}); err != nil {
 		return nil, fmt.Errorf("%w: %s: instantiate: %w", ErrModule, s.mod.name, err)
+	}
+	if err := in.budget.checkImage(); err != nil {
+		in.close(ctx)
+		return nil, fmt.Errorf("%w: %s: %w", ErrModule, s.mod.name, err)
 	}
 	in.plugin.Config = env
 	if s.mod.info.exportsFunc(initExport) {

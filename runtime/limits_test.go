@@ -123,7 +123,7 @@ func TestLimitStackTrap(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cm.Close(ctx)
-			ctx := experimental.WithMemoryAllocator(ctx, newMemBudget(1024))
+			ctx := experimental.WithMemoryAllocator(ctx, newMemBudget(1024, imageOf(wasm), 0))
 			mod, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName(""))
 			if mod != nil {
 				mod.Close(ctx)

@@ -28,23 +28,71 @@ const pageSize = 64 << 10
 // outside the Go heap (see reserve in memory_unix.go): growing it copies nothing, and
 // closing the instance returns its pages at once. Elsewhere, and when the
 // reservation fails, it is a Go slice that grows like append.
+//
+// The module's own memory starts from its data segments' image, when
+// prepare took them out (see dataImage): image is that image, imageAt the
+// number of memories instantiated before the module's (0 for a WASI
+// command; 1 for an Extism plugin, whose kernel go-sdk instantiates first).
 type memBudget struct {
 	limit int64        // bytes
 	used  atomic.Int64 // bytes held by all memories of the instance
 	hit   atomic.Bool  // a growth was refused
+
+	image     *dataImage
+	imageAt   int
+	allocated int  // memories allocated so far (instantiation is sequential)
+	installed bool // the image went into a memory of its module's size
+	mems      []linearMemory
 }
 
-func newMemBudget(pages uint32) *memBudget {
-	return &memBudget{limit: int64(pages) * pageSize}
+// linearMemory is a linear memory that can tell how much memory of its own
+// it holds.
+type linearMemory interface {
+	experimental.LinearMemory
+	private() int64
+}
+
+// private returns the memory the instance's linear memories hold that is
+// theirs alone: what a ready instance in a pool costs (see pool), beyond
+// the compiled code and data images its module's instances share. The
+// instance must not be running.
+func (b *memBudget) private() int64 {
+	var n int64
+	for _, m := range b.mems {
+		n += m.private()
+	}
+	return n
+}
+
+func newMemBudget(pages uint32, image *dataImage, imageAt int) *memBudget {
+	return &memBudget{limit: int64(pages) * pageSize, image: image, imageAt: imageAt}
 }
 
 // Allocate implements experimental.MemoryAllocator. capacity is the
 // memory's declared minimum, maximum its declared maximum (4 GiB when none).
 func (b *memBudget) Allocate(capacity, maximum uint64) experimental.LinearMemory {
-	if m := b.reserve(capacity, maximum); m != nil {
+	var img *dataImage
+	if b.image != nil && b.allocated == b.imageAt && capacity == b.image.minBytes {
+		img, b.installed = b.image, true
+	}
+	b.allocated++
+	if m := b.reserve(capacity, maximum, img); m != nil {
+		b.mems = append(b.mems, m)
 		return m
 	}
-	return &heapMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit))}
+	m := &heapMemory{b: b, buf: make([]byte, 0, min(int64(capacity), b.limit)), image: img}
+	b.mems = append(b.mems, m)
+	return m
+}
+
+// checkImage reports an instance whose module's memory should have started
+// from an image and did not (go-sdk instantiated its modules in another
+// order than the one imageAt expects): it would run without its data.
+func (b *memBudget) checkImage() error {
+	if b.image != nil && !b.installed {
+		return errNoImage
+	}
+	return nil
 }
 
 // exceeded reports whether the guest asked for more than its budget.
@@ -68,7 +116,8 @@ func (b *memBudget) grow(have, want int64, first bool) bool {
 type heapMemory struct {
 	b     *memBudget
 	buf   []byte
-	sized bool // the first Reallocate (the declared minimum) happened
+	sized bool       // the first Reallocate (the declared minimum) happened
+	image *dataImage // copied in by the first Reallocate; nil for none
 }
 
 // Reallocate implements experimental.LinearMemory. A nil result is what
@@ -93,8 +142,13 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 	buf := make([]byte, size, newCap)
 	copy(buf, m.buf)
 	m.buf = buf
+	if first && m.image != nil {
+		m.image.install(m.buf)
+	}
 	return m.buf
 }
+
+func (m *heapMemory) private() int64 { return int64(len(m.buf)) }
 
 // Free implements experimental.LinearMemory: the garbage collector reclaims
 // the buffer once the instance is closed.
@@ -131,13 +185,18 @@ func (e *limitError) Unwrap() error { return ErrMemoryLimit }
 
 // limitResources builds the table and stack ceilings into a module
 // (wasmbin.Limit). A module whose tables are too large from the start is
-// refused with ErrTableLimit.
+// refused with ErrTableLimit. It also takes the data segments out of the
+// module into an image (stripData): every memory of the module starts from
+// the image (memBudget.Allocate).
 func limitResources(wasm []byte) ([]byte, error) {
 	out, err := wasmbin.Limit(wasm, wasmbin.Limits{TableElements: tableElements, StackUnits: stackUnits})
 	if errors.Is(err, wasmbin.ErrTableLimit) {
 		return nil, fmt.Errorf("%w: %w", ErrTableLimit, err)
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return stripData(out, wasm), nil
 }
 
 // stackLimitHit reports whether err, a failed call's error from wazero or

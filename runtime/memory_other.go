@@ -2,8 +2,8 @@
 
 package runtime
 
-import "github.com/tetratelabs/wazero/experimental"
-
 // reserve has no address-space reservation to offer here: linear memories
 // live on the Go heap (heapMemory).
-func (b *memBudget) reserve(capacity, maximum uint64) experimental.LinearMemory { return nil }
+func (b *memBudget) reserve(capacity, maximum uint64, img *dataImage) linearMemory {
+	return nil
+}

@@ -2,11 +2,7 @@
 
 package runtime
 
-import (
-	"syscall"
-
-	"github.com/tetratelabs/wazero/experimental"
-)
+import "syscall"
 
 // reserve maps address space for a memory that may grow to the smaller of
 // its declared maximum and the budget (at least its minimum), with no
@@ -14,7 +10,11 @@ import (
 // place. Nothing is ever copied, the kernel hands out zero pages as the
 // guest first touches them, and Free unmaps the lot. It returns nil when
 // the mapping fails (the caller falls back to the Go heap).
-func (b *memBudget) reserve(capacity, maximum uint64) experimental.LinearMemory {
+//
+// A memory that starts from img (nil for none) has it mapped over its
+// place in the reservation (mapImage), or, where it cannot be, copied in
+// by the first Reallocate.
+func (b *memBudget) reserve(capacity, maximum uint64, img *dataImage) linearMemory {
 	size := max(min(maximum, uint64(b.limit)), capacity)
 	if size == 0 || size > 1<<32 {
 		return nil
@@ -23,15 +23,20 @@ func (b *memBudget) reserve(capacity, maximum uint64) experimental.LinearMemory 
 	if err != nil {
 		return nil
 	}
-	return &mappedMemory{b: b, mem: mem}
+	m := &mappedMemory{b: b, mem: mem, image: img}
+	if img != nil && mapImage(mem, img) {
+		m.image = nil // in place already
+	}
+	return m
 }
 
 // mappedMemory is a linear memory in a reserved mapping.
 type mappedMemory struct {
 	b     *memBudget
-	mem   []byte // the whole mapping, as syscall.Mmap returned it
-	size  uint64 // bytes accessible
-	sized bool   // the first Reallocate (the declared minimum) happened
+	mem   []byte     // the whole mapping, as syscall.Mmap returned it
+	size  uint64     // bytes accessible
+	sized bool       // the first Reallocate (the declared minimum) happened
+	image *dataImage // to copy in at the first Reallocate; nil for none
 }
 
 // Reallocate implements experimental.LinearMemory. A nil result is what
@@ -58,8 +63,13 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	m.size = size
+	if first && m.image != nil {
+		m.image.install(m.mem[:size])
+	}
 	return m.mem[:size:size]
 }
+
+func (m *mappedMemory) private() int64 { return privateBytes(m.mem[:m.size]) }
 
 // Free implements experimental.LinearMemory. wazero calls it once the
 // module is closed and no call runs in it any more.

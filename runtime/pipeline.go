@@ -109,6 +109,10 @@ type Request struct {
 	// it returns is called after, and what that returns is recorded as the
 	// call's artifacts.
 	Observe func() func() []capability.Artifact
+	// RiskLevel is what the call declares it can break (a recipe step's
+	// risk_level): the approver is shown it, and the policy's
+	// never_auto_approve_risk reads it. Empty declares nothing.
+	RiskLevel capability.RiskLevel
 	// Invalid, when set, is why the front end could not even resolve the
 	// call (an unknown tool, arguments that are not JSON): the pipeline
 	// records it as the call's outcome and runs nothing.
@@ -251,7 +255,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	}
 	pending := capability.Pending{
 		Invocation: o.Invocation, Chat: req.Chat, Pack: req.Ref.Name, Tool: rec.Tool, BaseTool: req.Builtin != nil,
-		Arguments: args, Grant: preview, Integrity: req.Ref.Digest,
+		Arguments: args, Grant: preview, Integrity: req.Ref.Digest, RiskLevel: req.RiskLevel,
 	}
 	if req.Builtin != nil {
 		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches

@@ -64,7 +64,12 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 	return out
 }
 
-// pool keeps PoolSize instances of one key ready. One goroutine builds
+// pool keeps PoolSize instances of one key ready, as memory allows: the
+// ready instances of all pools hold at most Config.PoolMemory of memory of
+// their own (instance.cost). A pool that needs room for an instance it
+// built closes the least recently used pools; when no other pool holds
+// anything, the instance is dropped, and a pool that holds nothing then
+// ends (the next call of its key starts it again). One goroutine builds
 // them in the background, when the pool starts and after each call that took
 // one has finished: building while a call runs would slow that call down
 // (instantiation allocates megabytes; two cores are common), and the next
@@ -78,6 +83,7 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 // the pool stops building ahead, and every call builds its instance on the
 // spot, after approval, under its own grant.
 type pool struct {
+	key      poolKey
 	spec     *spec
 	ready    chan *instance
 	kick     chan struct{} // asks the refiller to fill the pool up again
@@ -85,6 +91,8 @@ type pool struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the refiller has returned
 	used     uint64        // Runtime.tick at the last take, under Runtime.mu
+	bytes    int64         // memory held by its ready instances, under Runtime.mu
+	evicted  bool          // removed from Runtime.pools, under Runtime.mu
 	onSpot   atomic.Bool   // stopped building ahead (see above)
 	building atomic.Bool   // the refiller is at work
 }
@@ -104,22 +112,21 @@ func (r *Runtime) take(ctx context.Context, key poolKey, s *spec, inv Invocation
 		return nil, nil, ErrClosed
 	}
 	p, ok := r.pools[key]
-	var evicted *pool
 	if !ok {
-		if len(r.pools) >= maxPools {
-			evicted = r.evictLocked()
-		}
 		p = r.startPoolLocked(key, s)
 	}
 	r.tick++
 	p.used = r.tick
 	r.mu.Unlock()
-	if evicted != nil {
-		evicted.close(ctx)
-	}
 
 	select {
 	case in := <-p.ready:
+		r.mu.Lock()
+		if !p.evicted {
+			p.bytes -= in.cost
+			r.pooled -= in.cost
+		}
+		r.mu.Unlock()
 		in.claim(inv, log)
 		return in, p, nil
 	default:
@@ -154,6 +161,7 @@ func (p *pool) refill() {
 func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	ctx, cancel := context.WithCancel(r.ctx)
 	p := &pool{
+		key:    key,
 		spec:   s,
 		ready:  make(chan *instance, r.poolSize),
 		kick:   make(chan struct{}, 1),
@@ -170,20 +178,63 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 	return p
 }
 
-// evictLocked removes the least recently used pool and returns it, to be
-// closed once r.mu is released.
-func (r *Runtime) evictLocked() *pool {
-	var (
-		oldKey poolKey
-		old    *pool
-	)
-	for k, p := range r.pools {
-		if old == nil || p.used < old.used {
-			oldKey, old = k, p
+// instanceHeap is what an instance is counted to hold on the Go heap,
+// wazero's and go-sdk's state: BenchmarkPooledInstanceMemory measures 8 KiB
+// for a WAT plugin and 150 KiB for a Go plugin; the count takes the larger.
+const instanceHeap = 160 << 10
+
+// admit makes room for a ready instance of p that costs cost, closing the
+// least recently used other pools as needed, and counts it. It returns
+// false when p is closed or no longer the pool of its key, or when no
+// other pool holds anything and there is no room: the instance is not to
+// be kept, and a pool that then holds nothing is removed (its refiller
+// ends; the next call of its key starts a new one).
+func (r *Runtime) admit(p *pool, cost int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || p.evicted {
+		return false
+	}
+	for r.pooled+cost > r.poolMem {
+		victim := r.lruLocked(p)
+		if victim == nil {
+			if p.bytes == 0 {
+				r.removeLocked(p)
+			}
+			return false
+		}
+		r.removeLocked(victim)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			victim.close(r.ctx)
+		}()
+	}
+	p.bytes += cost
+	r.pooled += cost
+	return true
+}
+
+// lruLocked returns the least recently used pool other than p that holds
+// ready instances, or nil.
+func (r *Runtime) lruLocked(p *pool) *pool {
+	var old *pool
+	for _, q := range r.pools {
+		if q != p && q.bytes > 0 && (old == nil || q.used < old.used) {
+			old = q
 		}
 	}
-	delete(r.pools, oldKey)
 	return old
+}
+
+// removeLocked takes p out of the pools: its instances no longer count,
+// and it is to be closed.
+func (r *Runtime) removeLocked(p *pool) {
+	delete(r.pools, p.key)
+	p.evicted = true
+	r.pooled -= p.bytes
+	p.bytes = 0
+	p.cancel()
 }
 
 // run fills the pool, then waits to be asked again, until its context
@@ -202,6 +253,13 @@ func (p *pool) run(r *Runtime) {
 			if err == nil && in.tried() {
 				in.close(p.ctx)
 				err = errInitNeedsCapabilities
+			}
+			if err == nil {
+				in.cost = in.budget.private() + instanceHeap
+				if !r.admit(p, in.cost) {
+					in.close(p.ctx)
+					break
+				}
 			}
 			if err != nil {
 				r.orphaned(early.Take())
@@ -222,7 +280,8 @@ func (p *pool) run(r *Runtime) {
 	}
 }
 
-// close stops the refiller and closes the ready instances.
+// close stops the refiller and closes the ready instances. Runtime.mu
+// must not be held: the refiller may be waiting for it (admit).
 func (p *pool) close(ctx context.Context) {
 	p.cancel()
 	<-p.done

@@ -45,9 +45,9 @@ import (
 // when Config.PoolSize is zero.
 const DefaultPoolSize = 2
 
-// maxPools bounds the number of pool keys (module × grant × workspace) with
-// ready instances; the least recently used pool is closed to make room.
-const maxPools = 16
+// DefaultPoolMemory is how much memory of their own the ready instances of
+// all pools may hold together when Config.PoolMemory is zero.
+const DefaultPoolMemory = 256 << 20
 
 // Config configures a Runtime. The zero Config is valid: no disk cache, a
 // logger that discards, DefaultPoolSize.
@@ -61,6 +61,11 @@ type Config struct {
 	// each module, grant and workspace; 0 means DefaultPoolSize, a negative
 	// value disables the pool (every call instantiates on the spot).
 	PoolSize int
+	// PoolMemory bounds, in bytes, the memory of their own that the ready
+	// instances of all pools hold together (pages shared by the instances
+	// of one module count once, with the module); the least recently used
+	// pools are closed to make room. 0 means DefaultPoolMemory.
+	PoolMemory int64
 	// Recorder receives what guest code tried outside any call: the
 	// initializer of an instance a pool built ahead of its call holds no
 	// capability, and each exercise it tries is recorded here as a denial.
@@ -76,6 +81,7 @@ type Runtime struct {
 	rtConfig wazero.RuntimeConfig
 	wasi     wazero.Runtime // every WASI command, in one runtime
 	poolSize int
+	poolMem  int64                             // Config.PoolMemory
 	provides map[packs.ABI]map[importName]bool // what each ABI's instances may import
 
 	// ctx lives until Close: the pools' refill goroutines (counted in wg)
@@ -93,6 +99,7 @@ type Runtime struct {
 	plugins map[moduleKey]*pluginEntry // compiled Extism plugins
 	pools   map[poolKey]*pool
 	tick    uint64 // pool use counter, for LRU eviction
+	pooled  int64  // memory held by the pools' ready instances (pool.bytes summed)
 
 	content packs.ContentCache // installed packs' files, checked at every call
 }
@@ -122,6 +129,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if poolSize == 0 {
 		poolSize = DefaultPoolSize
 	}
+	poolMem := cfg.PoolMemory
+	if poolMem <= 0 {
+		poolMem = DefaultPoolMemory
+	}
 	rec := cfg.Recorder
 	if rec == nil {
 		rec = &capability.MemoryRecorder{}
@@ -132,6 +143,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cache:    cache,
 		rtConfig: rc,
 		poolSize: poolSize,
+		poolMem:  poolMem,
 		paths:    map[[2]string]string{},
 		files:    map[string]fileStamp{},
 		modules:  map[moduleKey]*moduleEntry{},

@@ -596,21 +596,41 @@ func TestNoGoroutineLeak(t *testing.T) {
 }
 
 func TestPoolBounds(t *testing.T) {
-	h := newHarness(t, Config{PoolSize: 1})
+	// Room for three ready instances at most: each costs at least what it
+	// holds on the heap.
+	const budget = 3*instanceHeap + instanceHeap/2
+	h := newHarness(t, Config{PoolSize: 1, PoolMemory: budget})
 	p := modulePack(t, "many", "", wasiEcho, map[string]string{"echo": ""})
 	g := h.grant(p, nil)
-	for i := 0; i < maxPools+5; i++ {
+	for i := 0; i < 21; i++ {
 		inv := h.invocation(p, "echo", `{}`, g)
 		inv.Workspace = t.TempDir() // a new workspace is a new pool key
 		if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 			t.Fatal(err)
 		}
-	}
-	h.rt.mu.Lock()
-	n := len(h.rt.pools)
-	h.rt.mu.Unlock()
-	if n > maxPools {
-		t.Fatalf("%d pools, want at most %d", n, maxPools)
+		waitPoolsFull(h.rt)
+		h.rt.mu.Lock()
+		pooled, holding, newest := h.rt.pooled, 0, 0
+		var sum int64
+		for k, p := range h.rt.pools {
+			sum += p.bytes
+			if len(p.ready) > 0 {
+				holding++
+				if k.workspace == inv.Workspace {
+					newest++
+				}
+			}
+		}
+		h.rt.mu.Unlock()
+		if newest != 1 {
+			t.Fatalf("after %d keys: the key just used has no ready instance: older ones were kept instead", i+1)
+		}
+		if pooled > budget || sum != pooled {
+			t.Fatalf("after %d keys: the pools hold %d bytes (counted %d), the budget is %d", i+1, sum, pooled, budget)
+		}
+		if holding > 3 {
+			t.Fatalf("after %d keys: %d pools hold instances, room for 3", i+1, holding)
+		}
 	}
 }
 

@@ -224,7 +224,7 @@ func TestMemBudget(t *testing.T) {
 	}
 	for name, alloc := range backings {
 		t.Run(name, func(t *testing.T) {
-			b := newMemBudget(4) // 256 KiB shared by every memory of the instance
+			b := newMemBudget(4, nil, 0) // 256 KiB shared by every memory of the instance
 			m1 := alloc(b, pageSize, 100*pageSize)
 			m2 := alloc(b, pageSize, 100*pageSize)
 			steps := []struct {
@@ -259,7 +259,7 @@ func TestMemBudget(t *testing.T) {
 			m1.Free()
 			m2.Free()
 
-			small := newMemBudget(1)
+			small := newMemBudget(1, nil, 0)
 			over := alloc(small, 4*pageSize, 4*pageSize)
 			if buf := over.Reallocate(4 * pageSize); len(buf) != 4*pageSize {
 				t.Fatal("the first allocation (a module's declared minimum) must never fail")

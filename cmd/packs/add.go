@@ -48,9 +48,11 @@ KEY.pub. The policy can require a signature per kind of source and block
 signers. The signer is recorded in packs.lock.
 
 Every source is fetched into a temporary folder first; add then validates
-the pack (and refuses it when there are errors, or when the
-enterprise policy blocks it), shows what the pack asks for, then installs it
-atomically and records it in packs.lock.
+the pack (and refuses it when there are errors, when the enterprise
+policy blocks it, or when it does not fit this machine: skill.toml's
+[platform] os, arch and required_tools, and the packs its [dependencies]
+name, installed in a version that fits), shows what the pack asks for, then
+installs it atomically and records it in packs.lock.
 
 --grant decides which requested capabilities are granted: "all", "none", or
 a comma-separated list in the syntax of packs grant, such as
@@ -122,6 +124,9 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			}
 			for _, f := range st.Findings {
 				fmt.Fprintln(c.stderr, f.String())
+			}
+			if err := c.refuseMisfit(c.stderr, "add", st.Pack, a.Home.Dir()); err != nil {
+				return err
 			}
 			req := st.Pack.Request()
 			pre := preApproved(a.Policy, ref, req)

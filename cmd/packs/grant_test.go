@@ -342,7 +342,7 @@ func TestRunAsksAtTerminal(t *testing.T) {
 // approvals, and nothing outside capability can build a Grant or Approval
 // (see capability.TestZeroValuesGrantNothing).
 func TestModelToolsCannotGrant(t *testing.T) {
-	readOnly := map[string]bool{"open_docs": true, "read_file": true, "enable_tools": true, "exec_best_effort": true}
+	readOnly := map[string]bool{"open_docs": true, "read_file": true, "enable_tools": true, "exec_best_effort": true, "run_recipe": true}
 	mutating := regexp.MustCompile(`(?i)grant|revoke|polic|approv|permi|capabilit|allow|trust`)
 	for _, name := range chat.BaseToolNames() {
 		if !readOnly[name] || mutating.MatchString(name) {

@@ -110,8 +110,9 @@ verification, and on a failure its rollback in reverse order. Every one of
 them is a call through the approval gate, under the pack's grant, recorded
 in the audit log with an invocation id that starts with the run id.
 
---param K=V sets a parameter (repeat it); defaults fill the rest, and a
-required parameter without a value is a usage error. --yes is you approving
+--param K=V sets a parameter (repeat it); defaults fill the rest. A
+required parameter without a value is asked for at a terminal, and is a
+usage error without one. --yes is you approving
 the whole run: it approves the steps whose confirmation is auto or prompt,
 but a step marked always still asks you at the terminal (and is denied
 when nobody can answer). Without --yes each call asks at the terminal, or
@@ -184,6 +185,11 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	if err != nil {
 		return err
 	}
+	if missing := rc.Missing(values); len(missing) > 0 && c.interactive {
+		if err := c.askParams(rc, missing, values); err != nil {
+			return err
+		}
+	}
 	args, err := rc.Bind(values)
 	if err != nil {
 		var pe *packs.ParamError
@@ -244,6 +250,37 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 		why += ": pass --yes to approve the run, or run it at a terminal"
 	}
 	return exitWith(code, fmt.Errorf("recipe run: %s %s: %s at %s %s: %s", p.Name, rc.ID, res.Status, res.FailedPhase, res.FailedStep, why))
+}
+
+// askParams asks the person at the terminal for the required parameters
+// not given with --param; an empty line (or the end of input) stops.
+func (c *cli) askParams(rc *packs.Recipe, missing []string, values map[string]string) error {
+	fmt.Fprintf(c.stderr, "recipe %s needs values not given with --param (an empty line stops):\n", rc.ID)
+	for _, name := range missing {
+		for _, p := range rc.Parameters {
+			if p.Name != name {
+				continue
+			}
+			hint := p.Type
+			if p.Validation != nil {
+				hint += ", matching " + p.Validation.String()
+			}
+			if p.Description != "" {
+				fmt.Fprintf(c.stderr, "  %s: %s\n", p.Name, p.Description)
+			}
+			fmt.Fprintf(c.stderr, "%s (%s)> ", p.Name, hint)
+			line, err := c.stdin.ReadString('\n')
+			v := strings.TrimRight(line, "\r\n")
+			if strings.TrimSpace(v) == "" {
+				if err != nil {
+					fmt.Fprintln(c.stderr)
+				}
+				return usageError("recipe run: no value for %s: pass --param %s=VALUE", name, name)
+			}
+			values[name] = v
+		}
+	}
+	return nil
 }
 
 // printCall is one progress line: "step create-branch: ok (exit 0)".

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -128,5 +131,42 @@ func TestRecipeTestCommand(t *testing.T) {
 	r = withHome(t, home, "recipe", "test", dir).mustCode(t, exitFailure)
 	if !strings.Contains(r.stderr, "recipe_test.yaml:3: error: recipe-tool") {
 		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// TestRecipeRunAsksParams: at a terminal, packs recipe run asks for a
+// required parameter not given with --param; an empty answer stops with a
+// usage error, and nothing runs.
+func TestRecipeRunAsksParams(t *testing.T) {
+	home := t.TempDir()
+	withHome(t, home, "add", filepath.Join("..", "..", "wasm-examples", "git-flow"), "--grant", "terminal_exec", "--yes").mustCode(t, exitOK)
+	ws := gitRepo(t, map[string]string{"good.patch": "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1,2 @@\n hello\n+world\n"})
+	for _, tt := range []struct {
+		name, input string
+		code        int
+		branch      string
+	}{
+		{"answered", "Add world\n", exitOK, "feature/asked"},
+		{"left empty", "\n", exitUsage, "main"},
+		{"end of input", "", exitUsage, "main"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			c := &cli{stdin: bufio.NewReader(strings.NewReader(tt.input)), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interactive: true}
+			code := c.run(context.Background(), []string{"--home", home, "recipe", "run", "git-flow", "feature-branch", "--workspace", ws, "--yes",
+				"--param", "branch=feature/asked", "--param", "patch=good.patch"})
+			if code != tt.code || !strings.Contains(errb.String(), "message (string, matching ^[^-].{0,199}$)> ") {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, out.String(), errb.String())
+			}
+			head, err := os.ReadFile(filepath.Join(ws, ".git", "HEAD"))
+			if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/"+tt.branch {
+				t.Errorf("HEAD: %q, %v", head, err)
+			}
+			if tt.code == exitOK {
+				if out, err := exec.Command("/usr/bin/git", "-C", ws, "checkout", "--quiet", "main").CombinedOutput(); err != nil {
+					t.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
 	}
 }

@@ -37,7 +37,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.addCommand(),
 		c.listCommand(),
 		c.infoCommand(),
-		c.removeCommand(),
+		c.removeCommand(), c.enableCommand(), c.disableCommand(),
 		c.runCommand(),
 		c.mcpCommand(), c.approveCommand(),
 		c.serveCommand(),

@@ -50,7 +50,7 @@ func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), e
 		return chat.Deps{}, nil, err
 	}
 	deps := chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl,
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl,
 		Workspaces: a.Home.WorkspacesDir(), Logger: a.Logger,
 	}
 	return deps, func() {

@@ -124,6 +124,9 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 	if err := a.Policy.Blocked(ref); err != nil {
 		return exitWith(exitDenied, fmt.Errorf("update %s: the new version is blocked by policy %s: %s: %s %s stays installed", e.Name, a.Policy.Source(), blockReason(a.Policy, ref), e.Name, e.Version))
 	}
+	if err := c.refuseMisfit(c.stderr, "update", st.Pack, a.Home.Dir()); err != nil {
+		return fmt.Errorf("%w: %s %s stays installed", err, e.Name, orDash(e.Version))
+	}
 	dir, err := a.Home.PackDir(e.Name)
 	if err != nil {
 		return err

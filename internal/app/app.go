@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
@@ -241,6 +242,10 @@ func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) 
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
 		return e, fmt.Errorf("app: %s is removed, but packs.db was not updated (the next start repairs it): %w", name, err)
 	}
+	// A pack added again later starts enabled.
+	if _, err := a.DB.SetDisabled(ctx, name, false); err != nil {
+		return e, fmt.Errorf("app: %s is removed, but it is still marked disabled: %w", name, err)
+	}
 	for _, hook := range a.Removed {
 		if err := hook(ctx, name); err != nil {
 			return e, err
@@ -264,6 +269,9 @@ type InstalledPack struct {
 	Status  Status
 	Pack    *packs.Pack // loaded from the installed folder; nil when it does not load
 	LoadErr error       // why Pack is nil
+	// Disabled says the person disabled the pack (packs disable): it stays
+	// installed and is never attached, offered to a model or run.
+	Disabled bool
 }
 
 // Packs lists the installed packs, sorted by name, each verified and loaded.
@@ -272,12 +280,18 @@ func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
 	if err != nil {
 		return nil, err
 	}
+	disabled, err := a.DB.DisabledPacks(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]InstalledPack, 0, len(l.Packs))
 	for _, e := range l.Packs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out = append(out, a.inspect(e))
+		ip := a.inspect(e)
+		_, ip.Disabled = disabled[e.Name]
+		out = append(out, ip)
 	}
 	return out, nil
 }
@@ -289,7 +303,29 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err != nil {
 		return InstalledPack{}, err
 	}
-	return a.inspect(e), nil
+	ip := a.inspect(e)
+	if err := a.DB.CheckEnabled(ctx, name); errors.Is(err, store.ErrPackDisabled) {
+		ip.Disabled = true
+	} else if err != nil {
+		return InstalledPack{}, err
+	}
+	return ip, nil
+}
+
+// SetEnabled enables or disables the installed pack name (packs enable,
+// packs disable) and reports whether that changed anything. Its files, its
+// packs.lock entry and its grants stay as they are. A pack the policy
+// mandates cannot be disabled: the enterprise wins (an error wrapping
+// capability.ErrDenied). A name that is not installed is an error wrapping
+// packs.ErrNotInstalled.
+func (a *App) SetEnabled(ctx context.Context, name string, enabled bool) (bool, error) {
+	if _, err := a.Home.Entry(name); err != nil {
+		return false, err
+	}
+	if !enabled && slices.Contains(a.Policy.Mandated(), name) {
+		return false, &capability.DeniedError{Layer: capability.LayerPolicy, Reason: "the policy " + a.Policy.Source() + " mandates pack " + name + ": it stays enabled"}
+	}
+	return a.DB.SetDisabled(ctx, name, !enabled)
 }
 
 func (a *App) inspect(e packs.LockEntry) InstalledPack {

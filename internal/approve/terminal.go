@@ -124,5 +124,8 @@ func card(p capability.Pending) string {
 	if len(p.Touches) > 0 {
 		fmt.Fprintf(&b, "   touches:   %s\n", strings.Join(p.Touches, ", "))
 	}
+	if p.RiskLevel != "" {
+		fmt.Fprintf(&b, "   risk:      %s (the recipe step's risk_level)\n", p.RiskLevel)
+	}
 	return b.String()
 }

@@ -81,6 +81,12 @@ func TestTerminalCard(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "open_docs (pack json-tools)") || !strings.Contains(s, "arguments: {}") || !strings.Contains(s, "nothing beyond") {
 		t.Errorf("base tool card:\n%s", s)
 	}
+	out.Reset()
+	step := capability.Pending{Invocation: "rcp_0123456789abcdef.step.push", Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, RiskLevel: capability.RiskHigh}
+	approve.NewTerminal(strings.NewReader("n\n"), &out).Approve(context.Background(), step)
+	if s := out.String(); !strings.Contains(s, "risk:      high (the recipe step's risk_level)") {
+		t.Errorf("a recipe step's card does not show its risk:\n%s", s)
+	}
 }
 
 func TestTerminalThroughGate(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/recipe"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -50,7 +51,9 @@ func BaseTools() []llm.Tool { return []llm.Tool{openDocsTool, readFileTool, enab
 
 // BaseToolNames lists the base tools. None of them can change grants,
 // policy or approvals: the model never grants anything.
-func BaseToolNames() []string { return []string{ToolOpenDocs, ToolReadFile, ToolEnableTools, ToolExec} }
+func BaseToolNames() []string {
+	return []string{ToolOpenDocs, ToolReadFile, ToolEnableTools, ToolExec, ToolRunRecipe}
+}
 
 // decodeArgs decodes a tool's arguments strictly: unknown fields, trailing
 // data and wrong types are errors that name the field.
@@ -111,7 +114,8 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 		return nil, err
 	}
 	run := func(ctx context.Context, _ runtime.Granted) (json.RawMessage, int, error) {
-		body, truncated, err := readDoc(a.pack, a.pack.EntryDoc, a.pack.Body)
+		read := docReader(a.pack)
+		body, truncated, err := read(a.pack.EntryDoc, a.pack.Body)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -120,9 +124,10 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 			EntryDoc       docRef   `json:"entry_doc"`
 			AdditionalDocs []docRef `json:"additional_docs,omitempty"`
 			OtherDocs      []string `json:"other_docs,omitempty"`
-		}{PackID: a.pack.Name, EntryDoc: docRef{Path: a.pack.EntryDoc, Content: strings.TrimLeft(body, "\n"), Truncated: truncated}}
+			Recipes        string   `json:"recipes,omitempty"` // recipe.Describe: what run_recipe can run
+		}{PackID: a.pack.Name, EntryDoc: docRef{Path: a.pack.EntryDoc, Content: strings.TrimLeft(body, "\n"), Truncated: truncated}, Recipes: recipe.Describe(a.pack)}
 		for _, d := range args.Docs {
-			content, truncated, err := readDoc(a.pack, d, 0)
+			content, truncated, err := read(d, 0)
 			ref := docRef{Path: path.Clean(d), Content: content, Truncated: truncated}
 			if err != nil {
 				ref.Error = err.Error()
@@ -142,6 +147,32 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 	}
 	return &prepared{req: builtin(a, ToolOpenDocs, []capability.Name{capability.FilesystemRead},
 		append([]string{a.pack.Name + "/" + a.pack.EntryDoc}, prefixAll(a.pack.Name+"/", args.Docs)...), run)}, nil
+}
+
+// docReader reads the docs of one open_docs call: each up to MaxDocBytes
+// and, when the pack's skill.toml sets [knowledge] max_context_tokens, all
+// together up to that many tokens (EstimateTokens' four bytes each). A
+// doc cut short says how to read the rest.
+func docReader(p *packs.Pack) func(rel string, offset int64) (string, bool, error) {
+	tokens := 0
+	if p.Manifest != nil {
+		tokens = p.Manifest.Knowledge.MaxContextTokens
+	}
+	if tokens <= 0 {
+		return func(rel string, offset int64) (string, bool, error) { return readDoc(p, rel, offset) }
+	}
+	left := int64(tokens) * bytesPerToken
+	capped := fmt.Sprintf("the pack caps open_docs at %d tokens (max_context_tokens in skill.toml)", tokens)
+	return func(rel string, offset int64) (string, bool, error) {
+		if left >= MaxDocBytes {
+			content, truncated, err := readDoc(p, rel, offset)
+			left -= int64(len(content))
+			return content, truncated, err
+		}
+		content, truncated, err := readDocLimit(p, rel, offset, left, capped)
+		left = max(0, left-int64(len(content)))
+		return content, truncated, err
+	}
 }
 
 func prefixAll(prefix string, l []string) []string {

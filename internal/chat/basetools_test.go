@@ -357,7 +357,7 @@ func TestBaseToolsCannotGrant(t *testing.T) {
 		}
 	}
 	for _, tool := range []struct{ name, schema string }{{openDocsTool.Name, string(openDocsTool.InputSchema)}, {readFileTool.Name, string(readFileTool.InputSchema)},
-		{enableToolsTool.Name, string(enableToolsTool.InputSchema)}, {execTool.Name, string(execTool.InputSchema)}} {
+		{enableToolsTool.Name, string(enableToolsTool.InputSchema)}, {execTool.Name, string(execTool.InputSchema)}, {runRecipeTool.Name, string(runRecipeTool.InputSchema)}} {
 		var v map[string]any
 		if err := json.Unmarshal([]byte(tool.schema), &v); err != nil || v["additionalProperties"] != false {
 			t.Errorf("%s: schema %s: %v", tool.name, tool.schema, err)
@@ -390,7 +390,7 @@ func FuzzPrepare(f *testing.F) {
 		if !json.Valid(args) {
 			return // Call refuses invalid JSON before prepare
 		}
-		p, err := s.prepare(name, args)
+		p, err := s.prepare(name, args, nil)
 		if err != nil {
 			if k := errorKind(err); k == ErrKindInternal {
 				t.Fatalf("%s %s: unclassified error %v", name, args, err)

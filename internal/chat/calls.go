@@ -90,7 +90,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	var p *prepared
 	err := fmt.Errorf("%w: %s: the arguments are not valid JSON", ErrBadArguments, name)
 	if json.Valid(args) {
-		p, err = s.prepare(name, args)
+		p, err = s.prepare(name, args, approver)
 	} else {
 		// Keep what the model wrote, as a JSON string, for the record.
 		quoted, _ := json.Marshal(string(args))
@@ -278,8 +278,10 @@ func tail(s string, n int) string {
 }
 
 // prepare resolves name to a base tool or an enabled pack tool and checks
-// the arguments, before anyone is asked.
-func (s *Session) prepare(name string, args json.RawMessage) (*prepared, error) {
+// the arguments, before anyone is asked. approver is who will decide the
+// call (run_recipe asks it for missing parameters, and runs its steps
+// past it).
+func (s *Session) prepare(name string, args json.RawMessage, approver capability.Approver) (*prepared, error) {
 	switch name {
 	case ToolOpenDocs:
 		return s.prepareOpenDocs(args)
@@ -289,6 +291,8 @@ func (s *Session) prepare(name string, args json.RawMessage) (*prepared, error) 
 		return s.prepareEnableTools(args)
 	case ToolExec:
 		return s.prepareExec(args)
+	case ToolRunRecipe:
+		return s.prepareRunRecipe(args, approver) // recipes.go
 	}
 	pack, tool, ok := strings.Cut(name, packToolSep)
 	if !ok {

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +50,7 @@ type packMeta struct {
 	Name        string
 	Description string
 	HasTools    bool
+	Priority    int // [knowledge] priority: higher is listed first
 }
 
 // writeMeta appends one pack's entry to the metadata block: pack_id, name,
@@ -102,7 +105,10 @@ func systemPrompt(st promptState) string {
 	if len(st.packs) == 0 {
 		b.WriteString("(none attached)\n")
 	}
-	for _, m := range st.packs {
+	// Higher [knowledge] priority first; equal ones in attachment order.
+	ordered := slices.Clone(st.packs)
+	slices.SortStableFunc(ordered, func(x, y packMeta) int { return cmp.Compare(y.Priority, x.Priority) })
+	for _, m := range ordered {
 		writeMeta(&b, m)
 	}
 	if len(st.opened) > 0 {
@@ -139,10 +145,13 @@ func systemPrompt(st promptState) string {
 	return b.String()
 }
 
+// bytesPerToken is EstimateTokens' rule: four bytes a token.
+const bytesPerToken = 4
+
 // EstimateTokens approximates the tokens a text costs: one per four bytes,
 // rounded up. This is OpenAI's published rule of thumb for English; real
 // tokenizers differ by model, so budgets built on it keep a margin.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+func EstimateTokens(s string) int { return (len(s) + bytesPerToken - 1) / bytesPerToken }
 
 // MetadataTokens estimates the tokens one pack adds to every request.
 func MetadataTokens(id, description string, hasTools bool) int {

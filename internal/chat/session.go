@@ -15,6 +15,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -216,6 +217,10 @@ func (s *Session) attachMandated(ctx context.Context) error {
 				s.notice("the policy mandates pack %s, but it is not installed: install it with packs add", name)
 				continue
 			}
+			if errors.Is(err, store.ErrPackDisabled) {
+				s.notice("the policy mandates pack %s, but it is disabled: enable it with packs enable %s", name, name)
+				continue
+			}
 			return err
 		}
 	}
@@ -329,7 +334,8 @@ func (s *Session) history() []llm.Message {
 }
 
 // Tools lists the tools offered to the model: the base tools while any pack
-// is attached (exec_best_effort only while one asks for terminal_exec), then
+// is attached (exec_best_effort only while one asks for terminal_exec,
+// run_recipe only while one has recipes), then
 // the tools of every pack whose tools are enabled.
 func (s *Session) Tools() []llm.Tool {
 	s.mu.Lock()
@@ -347,6 +353,9 @@ func (s *Session) toolsLocked() []llm.Tool {
 			out = append(out, execTool)
 			break
 		}
+	}
+	if s.hasRecipesLocked() {
+		out = append(out, runRecipeTool)
 	}
 	for _, name := range s.order {
 		a := s.active[name]
@@ -383,7 +392,11 @@ func (s *Session) promptState() promptState {
 	st := promptState{noTools: s.noTools}
 	for _, name := range s.order {
 		a := s.active[name]
-		st.packs = append(st.packs, packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()})
+		m := packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()}
+		if a.pack.Manifest != nil {
+			m.Priority = a.pack.Manifest.Knowledge.Priority
+		}
+		st.packs = append(st.packs, m)
 		if a.opened {
 			st.opened = append(st.opened, name)
 		}

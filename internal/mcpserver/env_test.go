@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,18 +29,28 @@ type testEnv struct {
 // newEnv builds a testEnv; policy is the enterprise policy's TOML, or "".
 func newEnv(t testing.TB, policy string) *testEnv {
 	t.Helper()
+	return newEnvPacks(t, policy, "testdata/echo-pack")
+}
+
+// newEnvPacks is newEnv with these pack folders installed and attached.
+func newEnvPacks(t testing.TB, policy string, dirs ...string) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	st, err := a.Home.Stage(ctx, "testdata/echo-pack", packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Install(ctx, st, nil); err != nil {
-		t.Fatal(err)
+	var attach []string
+	for _, dir := range dirs {
+		st, err := a.Home.Stage(ctx, dir, packs.StageOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Install(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+		attach = append(attach, filepath.Base(dir))
 	}
 	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir()})
 	if err != nil {
@@ -63,9 +74,9 @@ func newEnv(t testing.TB, policy string) *testEnv {
 	}
 	srv, err := New(Config{
 		Chat: chat.Deps{
-			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
+			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 		},
-		Attach:  []string{"echo-pack"},
+		Attach:  attach,
 		Version: "test",
 		// A call of a client that cannot elicit waits in the approval
 		// queue; the tests that expect nobody to decide it wait briefly.

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/packs"
@@ -21,18 +23,71 @@ import (
 const maxListedFiles = 200
 
 // addPackFeatures registers, for every attached pack, its files as
-// resources and one prompt.
+// resources, one prompt, and what its resources.json declares: resources,
+// resource templates and prompts. A declared URI or prompt name that an
+// earlier pack (or the pack prompts) already took is left out, with a
+// warning.
 func (c *conn) addPackFeatures(sess *chat.Session) {
 	var res []*mcp.Resource
+	prompts := map[string]string{}
+	addPrompt := func(pr *mcp.Prompt, h mcp.PromptHandler, pack string) {
+		if prev, taken := prompts[pr.Name]; taken {
+			c.s.log.Warn("mcpserver: prompt not offered: the name is taken", "prompt", pr.Name, "pack", pack, "taken_by", prev)
+			return
+		}
+		prompts[pr.Name] = pack
+		c.srv.AddPrompt(pr, h)
+	}
+	for _, st := range sess.Packs() {
+		if p, ok := sess.Pack(st.Name); ok {
+			addPrompt(packPrompt(p), promptHandler(p), p.Name)
+		}
+	}
+	read := c.readResource(sess)
+	uris := map[string]string{}
+	c.decl.files = map[string]declaredFile{}
 	for _, st := range sess.Packs() {
 		p, ok := sess.Pack(st.Name)
 		if !ok {
 			continue
 		}
 		res = append(res, packResources(p)...)
-		c.srv.AddPrompt(packPrompt(p), promptHandler(p))
+		d := p.Declarations
+		if d == nil {
+			continue
+		}
+		for _, r := range d.Resources {
+			// packs checks these when the pack loads; the SDK panics on a
+			// URI it cannot parse, so a pack must never reach it with one.
+			if _, err := url.Parse(r.URI); err != nil {
+				c.s.log.Warn("mcpserver: resource not offered: bad URI", "uri", r.URI, "pack", p.Name, "err", err)
+				continue
+			}
+			if prev, taken := uris[r.URI]; taken {
+				c.s.log.Warn("mcpserver: resource not offered: another pack declares its URI", "uri", r.URI, "pack", p.Name, "taken_by", prev)
+				continue
+			}
+			uris[r.URI] = p.Name
+			c.decl.files[r.URI] = declaredFile{pack: p.Name, file: r.File, mime: r.MIMEType}
+			res = append(res, &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType})
+		}
+		for _, t := range d.Templates {
+			if _, err := uritemplate.New(t.URITemplate); err != nil {
+				c.s.log.Warn("mcpserver: resource template not offered: bad URI template", "uri_template", t.URITemplate, "pack", p.Name, "err", err)
+				continue
+			}
+			if prev, taken := uris[t.URITemplate]; taken {
+				c.s.log.Warn("mcpserver: resource template not offered: another pack declares it", "uri_template", t.URITemplate, "pack", p.Name, "taken_by", prev)
+				continue
+			}
+			uris[t.URITemplate] = p.Name
+			c.decl.templates = append(c.decl.templates, declaredTemplate{pack: p.Name, t: t})
+			c.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}, read)
+		}
+		for _, pr := range d.Prompts {
+			addPrompt(declaredPrompt(pr), c.declaredPromptHandler(sess, p, pr), p.Name)
+		}
 	}
-	read := c.readResource(sess)
 	for _, r := range res {
 		c.srv.AddResource(r, read)
 	}
@@ -42,6 +97,58 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 		Title:       "A file of an attached pack",
 		Description: "Any file inside an attached pack, by its path relative to the pack root.",
 	}, read)
+}
+
+// declIndex maps the URIs the packs declare to their files. addPackFeatures
+// fills it once, while the session opens, before any request is served;
+// afterwards it is only read.
+type declIndex struct {
+	files     map[string]declaredFile
+	templates []declaredTemplate
+}
+
+// declaredFile is the pack file a declared resource URI serves.
+type declaredFile struct {
+	pack, file, mime string
+}
+
+// declaredTemplate is a resource template of a pack's resources.json.
+type declaredTemplate struct {
+	pack string
+	t    *packs.ResourceTemplate
+}
+
+// resolve maps a resource URI to the pack file it names: pack://<pack>/<path>,
+// a URI one of the packs declares, or one that a declared template matches.
+// The file is only named here; reading it goes through the gate and
+// read_file's confinement.
+func (c *conn) resolve(sess *chat.Session, uri string) (declaredFile, error) {
+	if strings.HasPrefix(uri, uriScheme) {
+		u, err := parsePackURI(uri)
+		if err != nil {
+			return declaredFile{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		if _, ok := sess.Pack(u.Pack); !ok {
+			return declaredFile{}, mcp.ResourceNotFoundError(uri)
+		}
+		return declaredFile{pack: u.Pack, file: u.Path}, nil
+	}
+	if len(uri) > maxURILen {
+		return declaredFile{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v: longer than %d bytes", ErrBadURI, maxURILen)}
+	}
+	if d, ok := c.decl.files[uri]; ok {
+		return d, nil
+	}
+	for _, dt := range c.decl.templates {
+		file, ok, err := dt.t.Match(uri)
+		if err != nil {
+			return declaredFile{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %v", trimForError(uri), err)}
+		}
+		if ok {
+			return declaredFile{pack: dt.pack, file: file, mime: dt.t.MIMEType}, nil
+		}
+	}
+	return declaredFile{}, mcp.ResourceNotFoundError(uri)
 }
 
 // packFile is one regular file of a pack.
@@ -99,8 +206,9 @@ func packResources(p *packs.Pack) []*mcp.Resource {
 	return out
 }
 
-// readResource reads a pack file as the read_file tool does, through the
-// session's Call: the same gate (the client is asked through elicitation,
+// readResource reads the pack file a resource URI names (pack://, a URI a
+// pack declares, or one a declared template matches) as the read_file tool
+// does, through the session's Call: the same gate (the client is asked through elicitation,
 // else only the policy can approve: an explicit auto_approve of read_file),
 // the same audit row, the same confinement (no absolute path, no "..", no
 // symlink out of the pack) and the same page limit. A file longer than one
@@ -108,42 +216,18 @@ func packResources(p *packs.Pack) []*mcp.Resource {
 func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		u, err := parsePackURI(uri)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		if _, ok := sess.Pack(u.Pack); !ok {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		args, err := json.Marshal(map[string]any{"pack_id": u.Pack, "path": u.Path})
+		target, err := c.resolve(sess, uri)
 		if err != nil {
 			return nil, err
 		}
-		client := clientName(req.Session)
-		sess.SetClient("mcp:" + client)
-		approver, absent, waiter := c.approverFor(req.Session, client)
-		res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
+		page, err := c.gatedRead(ctx, sess, req.Session, uri, target.pack, target.file)
 		if err != nil {
-			return nil, err // not audited: a protocol error, never content
-		}
-		if res.IsError {
-			switch res.ErrorKind {
-			case chat.ErrKindNotFound:
-				return nil, mcp.ResourceNotFoundError(uri)
-			case chat.ErrKindPath, chat.ErrKindArguments:
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
-			}
-			msg := res.Content
-			if !res.Decision.Approved {
-				msg = c.s.explainDenial(msg, client, chat.ToolReadFile, absent, waiter)
-			}
-			return nil, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
-		}
-		var page chat.FilePage
-		if err := json.Unmarshal([]byte(res.Content), &page); err != nil {
-			return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
+			return nil, err
 		}
 		rc := &mcp.ResourceContents{URI: uri, MIMEType: page.MIME}
+		if target.mime != "" {
+			rc.MIMEType = target.mime
+		}
 		if page.Encoding == chat.EncodingBase64 {
 			if rc.Blob, err = base64.StdEncoding.DecodeString(page.Content); err != nil {
 				return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
@@ -159,6 +243,42 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 	}
 }
 
+// gatedRead reads the first page of file in pack as the read_file base tool
+// does, through the gate and into the audit log: the one way a resource's
+// content leaves a pack (resources/read, and a prompt that carries one).
+// uri names what the client asked for, in errors.
+func (c *conn) gatedRead(ctx context.Context, sess *chat.Session, ss *mcp.ServerSession, uri, pack, file string) (chat.FilePage, error) {
+	args, err := json.Marshal(map[string]any{"pack_id": pack, "path": file})
+	if err != nil {
+		return chat.FilePage{}, err
+	}
+	client := clientName(ss)
+	sess.SetClient("mcp:" + client)
+	approver, absent, waiter := c.approverFor(ss, client)
+	res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
+	if err != nil {
+		return chat.FilePage{}, err // not audited: a protocol error, never content
+	}
+	if res.IsError {
+		switch res.ErrorKind {
+		case chat.ErrKindNotFound:
+			return chat.FilePage{}, mcp.ResourceNotFoundError(uri)
+		case chat.ErrKindPath, chat.ErrKindArguments:
+			return chat.FilePage{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
+		}
+		msg := res.Content
+		if !res.Decision.Approved {
+			msg = c.s.explainDenial(msg, client, chat.ToolReadFile, absent, waiter)
+		}
+		return chat.FilePage{}, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
+	}
+	var page chat.FilePage
+	if err := json.Unmarshal([]byte(res.Content), &page); err != nil {
+		return chat.FilePage{}, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
+	}
+	return page, nil
+}
+
 // maxCompletions is the most values one completion/complete returns (the
 // protocol's cap).
 const maxCompletions = 100
@@ -172,10 +292,20 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 	c.mu.Lock()
 	sess := c.chat
 	c.mu.Unlock()
-	if sess == nil || p.Ref == nil || p.Ref.Type != "ref/resource" || p.Ref.URI != resourceTemplate {
+	if sess == nil || p.Ref == nil || p.Ref.Type != "ref/resource" {
 		return res, nil
 	}
 	var candidates []string
+	if p.Ref.URI != resourceTemplate {
+		for _, dt := range c.decl.templates {
+			if dt.t.URITemplate == p.Ref.URI && len(dt.t.Vars) == 1 && dt.t.Vars[0] == p.Argument.Name {
+				if pk, ok := sess.Pack(dt.pack); ok {
+					candidates = dt.t.Values(pk.Dir)
+				}
+			}
+		}
+		return filterCompletions(res, candidates, p.Argument.Value), nil
+	}
 	switch p.Argument.Name {
 	case "pack":
 		for _, st := range sess.Packs() {
@@ -193,8 +323,14 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 			candidates = append(candidates, f.rel)
 		}
 	}
+	return filterCompletions(res, candidates, p.Argument.Value), nil
+}
+
+// filterCompletions puts into res the candidates that start with prefix,
+// at most maxCompletions of them.
+func filterCompletions(res *mcp.CompleteResult, candidates []string, prefix string) *mcp.CompleteResult {
 	for _, v := range candidates {
-		if strings.HasPrefix(v, p.Argument.Value) {
+		if strings.HasPrefix(v, prefix) {
 			res.Completion.Values = append(res.Completion.Values, v)
 		}
 	}
@@ -202,5 +338,5 @@ func (c *conn) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Compl
 	if len(res.Completion.Values) > maxCompletions {
 		res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:maxCompletions], true
 	}
-	return res, nil
+	return res
 }

@@ -11,8 +11,11 @@
 //     else) changes it, the server updates its tools and the SDK sends
 //     notifications/tools/list_changed;
 //   - resources: every file of an attached pack as pack://<pack>/<path>,
-//     read with the same confinement and page limits as read_file;
-//   - prompts: one per pack, for explicit invocation (like "/pack-name");
+//     and the resources and templates its resources.json declares, read
+//     through read_file's gate, confinement and page limits; a client can
+//     subscribe to any of them and hears when the file changes;
+//   - prompts: one per pack, for explicit invocation (like "/pack-name"),
+//     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
 //     elicitation/create; a call of any other client waits in the approval
 //     queue in packs.db (internal/approve) until the person decides it with
@@ -111,6 +114,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	if err := c.open(ctx); err != nil {
 		return err
 	}
+	defer c.watch.close()
 	d := newDrain()
 	defer d.end()
 	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
@@ -138,18 +142,25 @@ type conn struct {
 	// logLevel is the level the client set with logging/setLevel; "" until
 	// it sets one (then guests' log lines are not sent).
 	logLevel mcp.LoggingLevel
+
+	decl      declIndex // resources.json URIs, filled once as the chat opens
+	watch     *watcher  // files of subscribed resources
+	watchOnce sync.Once // ties watch's end to the session's
 }
 
 func (s *Server) newConn() *conn {
 	c := &conn{s: s, tools: map[string]string{}}
+	c.watch = newWatcher(s.log, c.resourceUpdated)
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
 		SupportedProtocolVersions: protocolVersions(),
 		CompletionHandler:         c.complete,
+		SubscribeHandler:          c.subscribe,
+		UnsubscribeHandler:        c.unsubscribe,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
 		},
@@ -217,7 +228,17 @@ func (c *conn) open(ctx context.Context) error {
 	}
 	// chat.Open calls syncTools as it attaches packs, so c.mu must not be
 	// held here; syncTools ignores those calls until c.chat is set.
-	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: c.s.cfg.Attach, OnToolsChanged: c.syncTools})
+	// A pack disabled since the server started is left out of new
+	// sessions (packs disable), as packs mcp leaves it out at start.
+	attach := slices.DeleteFunc(slices.Clone(c.s.cfg.Attach), func(name string) bool {
+		err := c.s.cfg.Chat.Store.CheckEnabled(ctx, name)
+		if errors.Is(err, store.ErrPackDisabled) {
+			c.s.log.Warn("mcpserver: pack not served: it is disabled; packs enable turns it back on", "pack", name)
+			return true
+		}
+		return false
+	})
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, OnToolsChanged: c.syncTools})
 	if err != nil {
 		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
 		c.mu.Lock()

@@ -17,7 +17,9 @@
 // approves anything by itself, so where nothing already approves its class
 // it asks, as prompt does. always skips the blanket approvers and the
 // chat's memory: a person is asked for that call (or, with nobody to ask,
-// it is denied).
+// it is denied). A step whose risk_level is at or above the policy's
+// never_auto_approve_risk is always, and the policy's auto_approve does
+// not approve it either.
 package recipe
 
 import (
@@ -31,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -126,6 +129,9 @@ type Runner struct {
 	Environ []string
 	// OnCall, when set, is told about each call as it ends.
 	OnCall func(Call)
+	// RunID is the run's id (NewRunID), for a front end that shows the
+	// run before it starts; empty gets a fresh one.
+	RunID string
 	// Mocks, when not nil, answer every native command instead of running
 	// it (recipe tests): a command no mock matches fails with exit status
 	// 127, and command_exists finds every granted program. The calls still
@@ -136,8 +142,9 @@ type Runner struct {
 // errStepTimeout is the cause of a tool step's own timeout.
 var errStepTimeout = fmt.Errorf("%w: the step's timeout", runtime.ErrTimeout)
 
-// ErrNoPipeline is returned by Run for a Runner without its pipeline or pack.
-var ErrNoPipeline = errors.New("recipe: a runner needs a pipeline and a pack")
+// ErrNoPipeline is returned by Run for a Runner without its pipeline or
+// pack, or with a RunID NewRunID did not make.
+var ErrNoPipeline = errors.New("recipe: a runner needs a pipeline, a pack and a run id of NewRunID")
 
 // Run runs rc with args (packs.Recipe.Bind). A failed or refused call is a
 // Result, not an error: Run returns an error only when a call could not be
@@ -146,10 +153,20 @@ func (r *Runner) Run(ctx context.Context, rc *packs.Recipe, args json.RawMessage
 	if r.Pipeline == nil || r.Pack == nil || rc == nil {
 		return Result{}, ErrNoPipeline
 	}
-	run := &runState{r: r, rc: rc, args: args, res: Result{Run: NewRunID(), Pack: r.Pack.Name, Recipe: rc.ID}}
+	id := r.RunID
+	switch {
+	case id == "":
+		id = NewRunID()
+	case !runIDRE.MatchString(id):
+		return Result{}, fmt.Errorf("%w: run id %q is not one of NewRunID", ErrNoPipeline, id)
+	}
+	run := &runState{r: r, rc: rc, args: args, res: Result{Run: id, Pack: r.Pack.Name, Recipe: rc.ID}}
 	err := run.all(ctx)
 	return run.res, err
 }
+
+// runIDRE is the form of NewRunID's ids.
+var runIDRE = regexp.MustCompile(`^rcp_[0-9a-f]{16}$`)
 
 // NewRunID returns a fresh recipe run id, "rcp_" and 16 hex digits. Every
 // call of the run has an invocation id that starts with it and a ".".
@@ -267,14 +284,16 @@ func (s *runState) record(c Call) {
 // className is the call class of the recipe's builtin calls.
 func (s *runState) className() string { return s.r.Pack.Name + "__recipe_" + s.rc.ID }
 
-// request is the pipeline request for one call at confirmation level conf.
-func (s *runState) request(ph Phase, id string, conf packs.Confirmation) runtime.Request {
+// request is the pipeline request for one call at confirmation level conf
+// and risk level risk. A risk the policy wants a person for
+// (never_auto_approve_risk) makes the call always, whatever the step says.
+func (s *runState) request(ph Phase, id string, conf packs.Confirmation, risk packs.RiskLevel) runtime.Request {
 	req := runtime.Request{
-		Invocation: s.res.Run + "." + string(ph) + "." + id,
+		Invocation: Invocation(s.res.Run, ph, id),
 		Chat:       s.r.Chat, Client: s.r.Client,
-		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace,
+		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace, RiskLevel: risk,
 	}
-	if conf == packs.ConfirmAlways {
+	if conf == packs.ConfirmAlways || s.r.Pipeline.Policy().PersonRequired(risk) {
 		req.Approvers = append(req.Approvers, s.r.Approvers...)
 		return req
 	}
@@ -286,14 +305,14 @@ func (s *runState) request(ph Phase, id string, conf packs.Confirmation) runtime
 // step runs a step, a verification check or a rollback step.
 func (s *runState) step(ctx context.Context, ph Phase, st packs.RecipeStep) (Call, error) {
 	c := Call{Phase: ph, ID: st.ID, Name: st.Name, Confirmation: st.Confirmation, RiskLevel: st.RiskLevel, Tool: st.Tool}
-	req := s.request(ph, st.ID, st.Confirmation)
+	req := s.request(ph, st.ID, st.Confirmation, st.RiskLevel)
 	if st.Command != nil {
 		argv, err := st.Command.Expand(s.args)
 		c.Argv = argv
 		s.commandRequest(&req, ph, st.ID, argv, st.Timeout, err)
 		if st.RiskLevel != "" {
-			// The approver sees the step's risk with the command.
-			req.Builtin.Touches = append(req.Builtin.Touches, "risk_level "+string(st.RiskLevel))
+			// The approval binds the step's risk with the command (the
+			// approver is shown it from Request.RiskLevel).
 			req.Arguments = s.arguments(ph, st.ID, map[string]any{"argv": argv, "risk_level": st.RiskLevel})
 		}
 	} else {
@@ -395,11 +414,61 @@ func (s *runState) outcome(c *Call, o runtime.Outcome, check func(int, []byte, [
 	c.OK = true
 }
 
+// preconditionID is the id of a recipe's i-th precondition (from 0).
+func preconditionID(i int, pc packs.Precondition) string {
+	return fmt.Sprintf("%d-%s", i+1, strings.ReplaceAll(pc.Check, "_", "-"))
+}
+
+// Invocation is the invocation id of a run's call.
+func Invocation(run string, ph Phase, id string) string { return run + "." + string(ph) + "." + id }
+
+// Planned is one call a run will make, as known before it starts.
+type Planned struct {
+	Phase        Phase              `json:"phase"`
+	ID           string             `json:"id"`
+	Invocation   string             `json:"invocation"`
+	Name         string             `json:"name,omitempty"`
+	What         string             `json:"what"` // the command, or "tool NAME"
+	Confirmation packs.Confirmation `json:"confirmation"`
+	RiskLevel    packs.RiskLevel    `json:"risk_level,omitempty"`
+}
+
+// Plan lists the preconditions, steps and verification checks of a run of
+// rc with args (packs.Recipe.Bind) under the run id run, for a front end
+// to show before the calls are made. Rollback steps run only on a failure
+// and are not listed.
+func Plan(run string, rc *packs.Recipe, args json.RawMessage) []Planned {
+	out := []Planned{}
+	for i, pc := range rc.Preconditions {
+		id := preconditionID(i, pc)
+		what := strings.TrimSpace(pc.Check + " " + strings.Join(pc.Args, " "))
+		if pc.Command != nil {
+			what = strings.Join(pc.Command.Argv, " ")
+		}
+		out = append(out, Planned{Phase: PhasePrecondition, ID: id, Invocation: Invocation(run, PhasePrecondition, id), Name: pc.Message, What: what, Confirmation: packs.ConfirmAuto})
+	}
+	add := func(ph Phase, steps []packs.RecipeStep) {
+		for _, st := range steps {
+			what := "tool " + st.Tool
+			if st.Command != nil {
+				what = st.Command.Text
+				if argv, err := st.Command.Expand(args); err == nil {
+					what = strings.Join(argv, " ")
+				}
+			}
+			out = append(out, Planned{Phase: ph, ID: st.ID, Invocation: Invocation(run, ph, st.ID), Name: st.Name, What: what, Confirmation: st.Confirmation, RiskLevel: st.RiskLevel})
+		}
+	}
+	add(PhaseStep, rc.Steps)
+	add(PhaseVerification, rc.Verification)
+	return out
+}
+
 // precondition runs one precondition as a gated call.
 func (s *runState) precondition(ctx context.Context, i int, pc packs.Precondition) (Call, error) {
-	id := fmt.Sprintf("%d-%s", i+1, strings.ReplaceAll(pc.Check, "_", "-"))
+	id := preconditionID(i, pc)
 	c := Call{Phase: PhasePrecondition, ID: id, Name: pc.Check, Confirmation: packs.ConfirmAuto}
-	req := s.request(PhasePrecondition, id, packs.ConfirmAuto)
+	req := s.request(PhasePrecondition, id, packs.ConfirmAuto, "")
 	switch pc.Check {
 	case "custom":
 		argv, err := pc.Command.Expand(s.args)

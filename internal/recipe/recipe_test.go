@@ -42,6 +42,7 @@ type person struct {
 	mu      sync.Mutex
 	asked   []string
 	touches map[string][]string // by invocation
+	risks   []capability.RiskLevel
 }
 
 func (p *person) Name() string { return p.name }
@@ -54,6 +55,7 @@ func (p *person) Approve(_ context.Context, pd capability.Pending) (capability.V
 		p.touches = map[string][]string{}
 	}
 	p.touches[pd.Invocation] = pd.Touches
+	p.risks = append(p.risks, pd.RiskLevel)
 	if p.deny != "" && strings.Contains(pd.Invocation, p.deny) {
 		return capability.Deny, nil
 	}
@@ -75,7 +77,7 @@ type fixture struct {
 
 // setup loads the pack at dir and builds the real pipeline over a real
 // audit log in SQLite, with the grant g and the policy (TOML, "" for none).
-func setup(t *testing.T, dir string, g grants, policy string) *fixture {
+func setup(t testing.TB, dir string, g grants, policy string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	p, err := packs.Load(dir, packs.LoadOptions{})
@@ -146,7 +148,7 @@ func (f *fixture) auditInvocations(t *testing.T) []string {
 
 // writePack writes a pack folder named name with skill.toml granting
 // commands and the recipe files.
-func writePack(t *testing.T, name string, commands []string, recipes map[string]string) string {
+func writePack(t testing.TB, name string, commands []string, recipes map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	q := make([]string, len(commands))
@@ -284,8 +286,8 @@ func TestGitFlowSuccess(t *testing.T) {
 	if yes.count() != len(want) {
 		t.Errorf("the person was asked %d times, want every call (%d)", yes.count(), len(want))
 	}
-	if !slices.Contains(yes.touches[res.Run+".step.apply-change"], "risk_level moderate") {
-		t.Errorf("the approver was not shown the step's risk: %q", yes.touches[res.Run+".step.apply-change"])
+	if !slices.Contains(yes.risks, capability.RiskModerate) || !slices.Contains(yes.risks, capability.RiskLow) {
+		t.Errorf("the approver was not shown the steps' risks: %q", yes.risks)
 	}
 }
 
@@ -455,6 +457,81 @@ auto_approve = ["lvl__*"]
 			}
 			if c.wantErr != nil && (call.Status != capability.StatusDenied || !errors.Is(call.Err, c.wantErr)) {
 				t.Errorf("call: %+v, want denied with %v", call, c.wantErr)
+			}
+		})
+	}
+}
+
+const riskRecipe = `id: r
+name: R
+steps:
+  - id: s
+    command: git status --short
+    confirmation: auto
+    risk_level: %s
+`
+
+// TestRiskPolicy puts a step's risk_level to the policy's
+// never_auto_approve_risk: at or above it, auto_approve, a blanket yes and
+// the chat's memory do not approve the step; a person does (approved,
+// denied, nobody); below it, the policy approves as usual; never_approve
+// still refuses. The approver is shown the risk.
+func TestRiskPolicy(t *testing.T) {
+	needGit(t)
+	const policy = "[approval]\nauto_approve = [\"lvl__*\"]\nnever_auto_approve_risk = \"high\"\n"
+	cases := []struct {
+		name, risk, policy string
+		approver           capability.Verdict
+		hasApprover        bool
+		blanket            bool
+		remembered         bool
+		wantOK             bool
+		wantAsked          int
+		wantErr            error
+	}{
+		{name: "high approved by the person", risk: "high", policy: policy, hasApprover: true, approver: capability.RunOnce, wantOK: true, wantAsked: 1},
+		{name: "high denied by the person", risk: "high", policy: policy, hasApprover: true, approver: capability.Deny, wantAsked: 1, wantErr: capability.ErrRejected},
+		{name: "high nobody", risk: "high", policy: policy, wantErr: capability.ErrNoApprover},
+		{name: "high blanket", risk: "high", policy: policy, blanket: true, wantErr: capability.ErrNoApprover},
+		{name: "high remembered", risk: "high", policy: policy, hasApprover: true, approver: capability.Deny, remembered: true, wantAsked: 1, wantErr: capability.ErrRejected},
+		{name: "critical nobody", risk: "critical", policy: policy, wantErr: capability.ErrNoApprover},
+		{name: "moderate auto approved", risk: "moderate", policy: policy, wantOK: true},
+		{name: "low auto approved", risk: "low", policy: policy, wantOK: true},
+		{name: "high without the key", risk: "high", policy: "[approval]\nauto_approve = [\"lvl__*\"]\n", wantOK: true},
+		{name: "high never approved", risk: "high", policy: "[approval]\nnever_approve = [\"lvl__*\"]\nnever_auto_approve_risk = \"low\"\n", hasApprover: true, approver: capability.RunOnce, wantErr: capability.ErrRejected},
+		{name: "high unlisted deny", risk: "high", policy: policy + "unlisted = \"deny\"\n", hasApprover: true, approver: capability.RunOnce, wantOK: true, wantAsked: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writePack(t, "lvl", []string{"git"}, map[string]string{"r": strings.Replace(riskRecipe, "%s", c.risk, 1)})
+			f := setup(t, dir, execGrant, c.policy)
+			initRepo(t, f.ws)
+			p := &person{name: "person", verdict: c.approver}
+			r := f.runner()
+			if c.hasApprover {
+				r.Approvers = []capability.Approver{p}
+			}
+			if c.blanket {
+				r.Blanket = []capability.Approver{&person{name: "--yes", verdict: capability.RunOnce}}
+			}
+			r.Chat, r.Memory = "chat_1", capability.NewChatMemory()
+			if c.remembered {
+				if err := r.Memory.Remember(context.Background(), "chat_1", "lvl__recipe_r", "person"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := f.run(t, r, "r", nil)
+			call := res.Calls[0]
+			if call.OK != c.wantOK || p.count() != c.wantAsked {
+				t.Fatalf("ok %v, asked %d; want ok %v, asked %d: %+v", call.OK, p.count(), c.wantOK, c.wantAsked, call)
+			}
+			if c.wantErr != nil && (call.Status != capability.StatusDenied || !errors.Is(call.Err, c.wantErr)) {
+				t.Errorf("call: %+v, want denied with %v", call, c.wantErr)
+			}
+			for _, got := range p.risks {
+				if string(got) != c.risk {
+					t.Errorf("the approver was shown risk %q, want %q", got, c.risk)
+				}
 			}
 		})
 	}
@@ -808,5 +885,43 @@ func TestDescribe(t *testing.T) {
 	}
 	if Describe(&packs.Pack{Name: "x"}) != "" {
 		t.Error("a pack without recipes")
+	}
+}
+
+// TestRunID: a run takes the id its front end made (NewRunID), and every
+// call's invocation starts with it; an id of another form is refused
+// before any call, so no invocation can be made to look like another run's.
+func TestRunID(t *testing.T) {
+	needGit(t)
+	dir := writePack(t, "ids", []string{"git"}, map[string]string{"r": "id: r\nname: R\nsteps:\n  - id: s\n    command: git --version\n"})
+	f := setup(t, dir, execGrant, "")
+	rc, _ := f.pack.Recipe("r")
+	yes := &person{name: "p", verdict: capability.RunOnce}
+	for _, tt := range []struct {
+		id   string
+		want error
+	}{
+		{"", nil},
+		{NewRunID(), nil},
+		{"rcp_0123", ErrNoPipeline},
+		{"rcp_0123456789abcdef.step.x", ErrNoPipeline},
+		{"inv_0123456789abcdef", ErrNoPipeline},
+	} {
+		r := f.runner(yes)
+		r.RunID = tt.id
+		res, err := r.Run(context.Background(), rc, json.RawMessage(`{}`))
+		if !errors.Is(err, tt.want) {
+			t.Errorf("RunID %q: %v, want %v", tt.id, err, tt.want)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if (tt.id != "" && res.Run != tt.id) || len(res.Calls) != 1 || res.Calls[0].Invocation != Invocation(res.Run, PhaseStep, "s") {
+			t.Errorf("RunID %q: run %s, calls %+v", tt.id, res.Run, res.Calls)
+		}
+	}
+	if n := yes.count(); n != 2 {
+		t.Errorf("the person was asked %d times, want 2 (the refused ids ran nothing)", n)
 	}
 }

@@ -25,6 +25,9 @@ type pendingJSON struct {
 	Arguments    json.RawMessage   `json:"arguments"`
 	Capabilities []capability.Name `json:"capabilities"`
 	Touches      []string          `json:"touches"`
+	// RiskLevel is what a recipe step declares it can break; empty for
+	// other calls.
+	RiskLevel capability.RiskLevel `json:"risk_level,omitempty"`
 	// Grants say which grant allows each capability at stake, and what it
 	// covers: what the call will hold if the person says Run.
 	Grants []grantJSON `json:"grants"`
@@ -50,6 +53,7 @@ type waiting struct {
 type approvals struct {
 	mu sync.Mutex
 	m  map[string]*waiting
+	q  questions // recipe parameters waiting for the person (recipes.go)
 }
 
 func newApprovals() *approvals { return &approvals{m: map[string]*waiting{}} }
@@ -91,7 +95,7 @@ type webApprover struct {
 	// grants explains the capabilities at stake (nil: not shown).
 	grants func(ctx context.Context, pack, chat string, caps []capability.Name) []grantJSON
 	// questions and chat serve the tools' questions (Ask, questions.go).
-	questions *questions
+	questions *toolQuestions
 	chat      string
 }
 
@@ -101,6 +105,7 @@ func (a *webApprover) Approve(ctx context.Context, p capability.Pending) (capabi
 	w := &waiting{answer: make(chan capability.Verdict, 1), info: pendingJSON{
 		Invocation: p.Invocation, CallID: a.callID(), Chat: p.Chat, Pack: p.Pack, Tool: p.Tool, Class: p.Class(), BaseTool: p.BaseTool,
 		Arguments: p.Arguments, Capabilities: orEmpty(p.Capabilities), Touches: orEmpty(p.Touches), Grants: []grantJSON{}, Since: time.Now().UTC(),
+		RiskLevel: p.RiskLevel,
 	}}
 	if a.grants != nil && p.Pack != "" && len(p.Capabilities) > 0 {
 		w.info.Grants = orEmpty(a.grants(ctx, p.Pack, p.Chat, p.Capabilities))

@@ -72,7 +72,8 @@ func (h *hub) since(seq int64) ([]event, <-chan struct{}) {
 }
 
 // events streams a chat's events as server-sent events: text, tool_start,
-// pending, decided, tool_done, notice, turn_done, turn_error.
+// pending, decided, tool_done, notice, turn_done, turn_error (and a recipe
+// run's recipe_start, recipe_call, params, params_done: recipes.go).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	cs, err := s.chat(r.Context(), r.PathValue("id"))
 	if err != nil {

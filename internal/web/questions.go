@@ -31,18 +31,18 @@ type askedQuestion struct {
 	answer chan hostfns.Answer // buffered: one answer
 }
 
-// questions holds the tools' questions waiting for the person, across
+// toolQuestions holds the tools' questions waiting for the person, across
 // chats.
-type questions struct {
+type toolQuestions struct {
 	mu   sync.Mutex
 	m    map[string]*askedQuestion
 	next atomic.Uint64
 }
 
-func newQuestions() *questions { return &questions{m: map[string]*askedQuestion{}} }
+func newToolQuestions() *toolQuestions { return &toolQuestions{m: map[string]*askedQuestion{}} }
 
 // answer gives question id the answer a; false when none of that id waits.
-func (qs *questions) answer(id string, a hostfns.Answer) bool {
+func (qs *toolQuestions) answer(id string, a hostfns.Answer) bool {
 	qs.mu.Lock()
 	w, ok := qs.m[id]
 	delete(qs.m, id)

@@ -98,7 +98,7 @@ type Server struct {
 	pending *approvals
 	byHand  byHandChats
 	// questions are the tools' questions waiting for the person (questions.go)
-	questions *questions
+	questions *toolQuestions
 
 	mu    sync.Mutex
 	chats map[string]*chatState
@@ -124,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), questions: newQuestions(), chats: map[string]*chatState{}, base: context.Background()}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), questions: newToolQuestions(), chats: map[string]*chatState{}, base: context.Background()}, nil
 }
 
 // Listen binds the configured address.
@@ -229,7 +229,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/invocations", s.listPending},
 		{"POST /v1/invocations/{id}/approve", s.approve},
 		{"POST /v1/invocations/{id}/deny", s.deny},
-		{"POST /v1/questions/{id}/answer", s.answerQuestion}, // questions.go
+		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
+		{"POST /v1/questions/{id}/answer", s.answerQuestion},     // questions.go
 
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},

@@ -15,7 +15,25 @@ export const nodeModules = join(repo, "test", "mcp", "node_modules");
 // plugin built from Go.
 export const pack = "json-tools";
 
+// The conformance pack (test/mcp-conformance): the fixtures of the MCP
+// conformance suite as a WASM pack built from source here.
+export const conformancePack = "mcp-conformance";
+export const conformanceDir = join(repo, "test", conformancePack);
+
 let built = false;
+let builtConformance = false;
+
+// buildConformance compiles the conformance pack's module (go build is a
+// no-op when nothing changed).
+export function buildConformance() {
+  if (builtConformance) return;
+  execFileSync("go", ["build", "-trimpath", "-ldflags=-s -w", "-buildmode=c-shared", "-o", `bin/${conformancePack}.wasm`, "."], {
+    cwd: conformanceDir,
+    env: { ...process.env, GOOS: "wasip1", GOARCH: "wasm" },
+    stdio: "inherit",
+  });
+  builtConformance = true;
+}
 
 // build compiles bin/packs and the example pack's module (both are no-ops
 // when up to date).
@@ -28,7 +46,8 @@ export function build() {
 
 // makeHome returns a fresh PACKS_HOME with the example pack installed (no
 // capabilities granted: json-tools asks for none), and a policy file.
-export function makeHome(t, policy) {
+// extraPacks are more pack folders to install the same way.
+export function makeHome(t, policy, extraPacks = []) {
   build();
   const home = mkdtempSync(join(tmpdir(), "packs-mcp-"));
   // Removed when the test file's process exits, after every t.after hook
@@ -42,9 +61,11 @@ export function makeHome(t, policy) {
       process.stderr.write(`warning: could not remove ${home}: ${e.message}\n`);
     }
   });
-  execFileSync(packsBin, ["--home", home, "add", join(repo, "wasm-examples", pack), "--grant", "none", "--yes"], {
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  for (const dir of [join(repo, "wasm-examples", pack), ...extraPacks]) {
+    execFileSync(packsBin, ["--home", home, "add", dir, "--grant", "none", "--yes"], {
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+  }
   const env = { ...process.env, PACKS_HOME: home };
   delete env.PACKS_POLICY;
   if (policy) {

@@ -443,6 +443,9 @@ func Card(p capability.Pending) string {
 	for _, t := range p.Touches {
 		fmt.Fprintf(&b, "|   touches: %s\n", oneLine(t, 200))
 	}
+	if p.RiskLevel != "" {
+		fmt.Fprintf(&b, "|   risk: %s (the recipe step's risk_level)\n", p.RiskLevel)
+	}
 	return b.String()
 }
 

@@ -87,7 +87,7 @@ func openEnv(dir string) (*env, error) {
 		return nil, err
 	}
 	return &env{
-		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
+		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home, DB: db}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
 		close: func() {
 			rt.Close(ctx)
 			log.Close()
@@ -220,6 +220,10 @@ func TestCard(t *testing.T) {
 	want := "+-- tool call: web__fetch (pack web)\n|   arguments: {\"url\":\"https://example.com/" + strings.Repeat("a", 400-len(`{"url":"https://example.com/`)) + "…\n|   capabilities: network\n|   touches: network example.com\n"
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	got = Card(capability.Pending{Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, Arguments: []byte(`{}`), RiskLevel: capability.RiskCritical})
+	if !strings.HasSuffix(got, "|   risk: critical (the recipe step's risk_level)\n") {
+		t.Errorf("a recipe step's card does not show its risk:\n%s", got)
 	}
 }
 

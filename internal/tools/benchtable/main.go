@@ -2,6 +2,12 @@
 // Markdown table on stdout. Lines that report a failure are copied to stderr
 // and make it exit 1, so `make bench` fails when a benchmark does.
 //
+// A benchmark measured against peers names them as sub-benchmarks:
+// BenchmarkX/case/packs and its siblings BenchmarkX/case/peer=NAME. Each
+// peer's row gets a ratio: the subject's figure over the peer's, for the
+// first of p50-ns, calls/s and ns/op that both report (above 1 for a time
+// means the subject is slower, below 1 for calls/s means it is slower).
+//
 //	go test -run='^$' -bench=. -benchmem ./... | go run ./internal/tools/benchtable
 package main
 
@@ -10,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,15 +134,74 @@ func sortedUnits(m map[string]string) []string {
 	return append(out, rest...)
 }
 
+// peerPrefix starts the last element of a peer's benchmark name.
+const peerPrefix = "peer="
+
+// ratioUnits are the figures a ratio is taken of, in order of preference.
+var ratioUnits = []string{"p50-ns", "calls/s", "ns/op"}
+
+// ratios returns, for each result that is a peer, the cell saying how its
+// subject compares: "packs 2.80× p50-ns". A peer's subject is the first
+// sibling (same package, same name up to the last "/") that is no peer.
+func (t table) ratios() []string {
+	out := make([]string, len(t.results))
+	for i, r := range t.results {
+		group, last, ok := cut(r.name)
+		if !ok || !strings.HasPrefix(last, peerPrefix) {
+			continue
+		}
+		for _, s := range t.results {
+			sg, sl, ok := cut(s.name)
+			if !ok || s.pkg != r.pkg || sg != group || strings.HasPrefix(sl, peerPrefix) {
+				continue
+			}
+			out[i] = ratio(sl, s.metrics, r.metrics)
+			break
+		}
+	}
+	return out
+}
+
+// cut splits a benchmark name at its last "/".
+func cut(name string) (group, last string, ok bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
+
+// ratio is subject's figure over peer's, for the first unit of ratioUnits
+// both report.
+func ratio(subject string, s, p map[string]string) string {
+	for _, u := range ratioUnits {
+		sv, err1 := strconv.ParseFloat(s[u], 64)
+		pv, err2 := strconv.ParseFloat(p[u], 64)
+		if err1 == nil && err2 == nil && pv != 0 {
+			return fmt.Sprintf("%s %.2f× %s", subject, sv/pv, u)
+		}
+	}
+	return ""
+}
+
 // write renders the table with every column padded to its widest cell.
+// The ratio column is there when some benchmark has a peer.
 func (t table) write(w io.Writer) {
 	head := []string{"package", "benchmark", "iterations", "time/op"}
 	head = append(head, t.units...)
+	ratios := t.ratios()
+	withRatio := slices.ContainsFunc(ratios, func(s string) bool { return s != "" })
+	if withRatio {
+		head = append(head, "vs peer")
+	}
 	rows := [][]string{head}
-	for _, r := range t.results {
+	for i, r := range t.results {
 		row := []string{shortPkg(r.pkg), r.name, r.iterations, humanTime(r.metrics["ns/op"])}
 		for _, u := range t.units {
 			row = append(row, r.metrics[u])
+		}
+		if withRatio {
+			row = append(row, ratios[i])
 		}
 		rows = append(rows, row)
 	}

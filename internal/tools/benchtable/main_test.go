@@ -61,3 +61,40 @@ func TestParseFailure(t *testing.T) {
 		t.Errorf("failure not copied to stderr: %q", errw.String())
 	}
 }
+
+func TestPeerRatio(t *testing.T) {
+	in := `pkg: github.com/packs-run/packs/runtime
+BenchmarkWarm/go/packs-2           	 300	 5604836 ns/op	 130000 p50-ns
+BenchmarkWarm/go/peer=reused-2     	 300	  149687 ns/op	 100000 p50-ns
+BenchmarkWarm/go/peer=fresh-2      	 300	 6530324 ns/op	 260000 p50-ns
+BenchmarkTput/go/packs-2           	 300	 8574488 ns/op	 100 calls/s
+BenchmarkTput/go/peer=reused-2     	 300	  274156 ns/op	 4000 calls/s
+BenchmarkTput/rust/peer=reused-2   	 300	  274156 ns/op	 4000 calls/s
+BenchmarkAlone-2                   	 300	  274156 ns/op
+`
+	tab, failed, err := parse(strings.NewReader(in), &bytes.Buffer{})
+	if err != nil || failed {
+		t.Fatalf("parse: failed=%v err=%v", failed, err)
+	}
+	got := tab.ratios()
+	want := []string{"", "packs 1.30× p50-ns", "packs 0.50× p50-ns", "", "packs 0.03× calls/s", "", ""}
+	if len(got) != len(want) {
+		t.Fatalf("got %d ratios, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d (%s): got %q, want %q", i, tab.results[i].name, got[i], want[i])
+		}
+	}
+	var out bytes.Buffer
+	tab.write(&out)
+	if !strings.Contains(out.String(), "| vs peer ") || !strings.Contains(out.String(), "| packs 1.30× p50-ns ") {
+		t.Errorf("table lacks the ratio column:\n%s", out.String())
+	}
+	tab, _, _ = parse(strings.NewReader(sample), &bytes.Buffer{})
+	out.Reset()
+	tab.write(&out)
+	if strings.Contains(out.String(), "vs peer") {
+		t.Errorf("a table without peers has a ratio column:\n%s", out.String())
+	}
+}

@@ -209,6 +209,7 @@ function openChat(c) {
     turnEnded();
   });
   on("turn_error", d => { notice("The turn failed: " + d.error, "error"); turnEnded(); });
+  recipeEvents(on); // recipes.js
 }
 
 // setMarkdown shows a reply as the HTML the server rendered from its
@@ -229,6 +230,7 @@ function renderHistory(c) {
         const card = toolCard(tc.id, tc.name, tc.arguments);
         const r = results.get(tc.id);
         if (r) showResult(card, r.content, r.is_error, []);
+        if (r && tc.name === "run_recipe") recipeFromResult(tc.id, r.content); // recipes.js
       }
     }
   }
@@ -255,7 +257,8 @@ async function refreshChat() {
 async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
-  const ok = list.items.filter(p => p.status === "ok");
+  // A disabled pack (packs disable) cannot be attached: it is not offered.
+  const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
   $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
 }
 
@@ -446,6 +449,7 @@ const capWords = {
 };
 
 function pendingCard(d) {
+  if (isRecipeCall(d.invocation)) return recipePending(d); // a row of a recipe's card (recipes.js)
   const card = cardFor(d);
   card.dataset.invocation = d.invocation;
   card.classList.add("pending");
@@ -526,6 +530,7 @@ function answeredCard(d) {
 }
 
 function decidedCard(d) {
+  if (isRecipeCall(d.invocation)) return recipeDecided(d);
   const card = $(`.tool-card[data-invocation="${CSS.escape(d.invocation)}"]`);
   if (!card) return;
   card.classList.remove("pending");
@@ -788,6 +793,7 @@ function packCard(p) {
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
+    p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
     p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));

@@ -60,4 +60,18 @@ func readfile() int32 {
 	return 0
 }
 
+// calls counts the calls this instance has served.
+var calls int
+
+// state reports {"calls": n}, the calls this instance served before this
+// one, and counts this one: a fresh instance per call always says 0.
+//
+//go:wasmexport state
+func state() int32 {
+	out, _ := json.Marshal(map[string]int{"calls": calls})
+	calls++
+	pdk.Output(out)
+	return 0
+}
+
 func main() {}

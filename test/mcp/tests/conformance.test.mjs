@@ -1,6 +1,10 @@
 // The server scenarios of the official conformance suite run against
-// `packs mcp --http`. Scenarios that need the suite's own fixture tools are
-// listed in conformance-baseline.yaml; any other failure fails the test.
+// `packs mcp --http --tools mcp-conformance`: the conformance pack
+// (test/mcp-conformance, a WASM pack built from source here) provides the
+// suite's fixture tools, resources and prompts, served in flat mode under
+// a test policy that approves its calls. The scenarios that cannot apply
+// are listed in conformance-baseline.yaml with their reasons; any other
+// failure fails the test, and so does a listed scenario that passes.
 // The suite's client cannot send the bearer token, so it talks to packs
 // through a loopback proxy that adds it.
 import { test } from "node:test";
@@ -10,16 +14,24 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { makeHome, nodeModules, repo, startAuthProxy, startHTTP } from "../lib.mjs";
+import { buildConformance, conformanceDir, conformancePack, makeHome, nodeModules, repo, startAuthProxy, startHTTP } from "../lib.mjs";
 
 const run = promisify(execFile);
 const conformance = join(nodeModules, "@modelcontextprotocol", "conformance", "dist", "index.js");
 const baseline = join(repo, "test", "mcp", "conformance-baseline.yaml");
 
+// The test policy: every call of the conformance session runs without a
+// person (the suite's client answers elicitation with its own fixture
+// data, which is no approval).
+const policy = `[approval]
+auto_approve = ["open_docs", "read_file", "enable_tools", "${conformancePack}__*"]
+`;
+
 test("conformance server scenarios", async (t) => {
-  const { env } = makeHome(t);
+  buildConformance();
+  const { env } = makeHome(t, policy, [conformanceDir]);
   // The suite's client sends no headers: a proxy adds the bearer token.
-  const url = await startAuthProxy(t, await startHTTP(t, env, ["--approval-timeout", "1s"]));
+  const url = await startAuthProxy(t, await startHTTP(t, env, ["--tools", conformancePack, "--approval-timeout", "1s"]));
   const out = mkdtempSync(join(tmpdir(), "packs-conformance-"));
   t.after(() => rmSync(out, { recursive: true, force: true }));
   let stdout = "";
