@@ -18,6 +18,8 @@
 //	                        secret_get for a reveal grant (SecretsNamespace)
 //	(always)                log_* and get_log_level (LogNamespace), config_get
 //	                        (ConfigNamespace), progress (ProgressNamespace)
+//	ask_person              ask (AskNamespace): always linked, it checks the
+//	                        grant at each question and answers "denied"
 //
 // A guest whose grant lacks a group does not get a function that refuses: it
 // gets no function at all, and Require turns the missing import into a denial
@@ -96,6 +98,7 @@ type Call struct {
 	// the guest's progress reports so far, and the last one's value
 	progressed   int
 	lastProgress float64
+	asked        int // questions put to the person so far (ask.go)
 }
 
 type callKey struct{}

@@ -182,6 +182,7 @@ type capabilitiesTable struct {
 	Network         []string   `toml:"network"`
 	EnvRead         []string   `toml:"env_read"`
 	SecretsAccess   any        `toml:"secrets_access"` // false, or a list of secret names and {name, reveal} tables
+	AskPerson       bool       `toml:"ask_person"`     // the tools may ask the person questions
 }
 
 type execTable struct {
@@ -324,7 +325,7 @@ type capList struct {
 // request converts the [capabilities] table and validates every entry on
 // its own, so each bad pattern gets its own finding at its own line.
 func (p *manifestParser) request(c capabilitiesTable) capability.Request {
-	var r capability.Request
+	r := capability.Request{AskPerson: c.AskPerson}
 	lists := []capList{
 		{capability.FilesystemRead, "filesystem_read", c.FilesystemRead, &r.FilesystemRead},
 		{capability.FilesystemWrite, "filesystem_write", c.FilesystemWrite, &r.FilesystemWrite},

@@ -306,6 +306,14 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if p.cfg.Reserved != nil {
 		ctx = hostfns.WithReserved(ctx, p.cfg.Reserved()...)
 	}
+	// A guest's questions go to the person through the first approver
+	// that can ask (ask_person); with none, they are declined.
+	for _, a := range req.Approvers {
+		if as, ok := a.(hostfns.Asker); ok {
+			ctx = hostfns.WithAsker(ctx, as)
+			break
+		}
+	}
 	// The values of the granted secrets only, for the host functions to
 	// inject; every output is masked of them (secrets.go).
 	sec, err := p.secrets(g)
