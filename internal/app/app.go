@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
+	"sync"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
@@ -85,7 +87,20 @@ func (a *App) Close() error {
 // syncDB rewrites the packs table from packs.lock when they differ: the
 // lockfile is the source of truth, the table a queryable mirror that a
 // crash between the two writes may have left behind.
+//
+// The comparison reads every entry and every row, so it is skipped when
+// packs.lock is the file (same stamp: packs.StampOf) the table was last
+// brought in line with: a command's start then costs the same with ten packs
+// installed or ten thousand. Every write of the table follows a write of
+// packs.lock, which changes its stamp.
 func (a *App) syncDB(ctx context.Context) error {
+	stamp := ""
+	if fi, err := os.Lstat(a.Home.LockPath()); err == nil {
+		stamp = packs.StampOf(fi).String()
+		if synced, err := a.DB.PacksSyncedWith(ctx); err != nil || synced == stamp {
+			return err
+		}
+	}
 	l, err := a.Home.ReadLock()
 	if err != nil {
 		return err
@@ -95,10 +110,16 @@ func (a *App) syncDB(ctx context.Context) error {
 		rows[i] = packRow(e)
 	}
 	changed, err := a.DB.ReplacePacks(ctx, rows)
+	if err != nil {
+		return err
+	}
 	if changed {
 		a.Logger.Info("app: packs.db brought in line with packs.lock")
 	}
-	return err
+	if stamp == "" {
+		return nil
+	}
+	return a.DB.MarkPacksSynced(ctx, stamp)
 }
 
 func packRow(e packs.LockEntry) store.PackRow {
@@ -267,17 +288,25 @@ type InstalledPack struct {
 }
 
 // Packs lists the installed packs, sorted by name, each verified and loaded.
+// packs.lock is read once (packs.Home.Each): the cost grows with the number
+// of packs, not with its square.
 func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
-	l, err := a.Home.ReadLock()
+	var (
+		mu  sync.Mutex
+		out []InstalledPack
+	)
+	err := a.Home.Each(ctx, func(i int, e packs.LockEntry, verr error) error {
+		ip := a.inspect(e, verr)
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= len(out) {
+			out = append(out, make([]InstalledPack, i+1-len(out))...)
+		}
+		out[i] = ip
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]InstalledPack, 0, len(l.Packs))
-	for _, e := range l.Packs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out = append(out, a.inspect(e))
 	}
 	return out, nil
 }
@@ -289,14 +318,16 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err != nil {
 		return InstalledPack{}, err
 	}
-	return a.inspect(e), nil
+	return a.inspect(e, a.Home.Verify(e.Name)), nil
 }
 
-func (a *App) inspect(e packs.LockEntry) InstalledPack {
+// inspect loads the installed pack of e, whose check against packs.lock
+// returned verr.
+func (a *App) inspect(e packs.LockEntry, verr error) InstalledPack {
 	ip := InstalledPack{Entry: e, Status: StatusOK}
-	if err := a.Home.Verify(e.Name); err != nil {
+	if verr != nil {
 		ip.Status = StatusModified
-		if errors.Is(err, packs.ErrNotInstalled) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(verr, packs.ErrNotInstalled) || errors.Is(verr, fs.ErrNotExist) {
 			ip.Status = StatusMissing
 		}
 	}

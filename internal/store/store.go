@@ -63,6 +63,7 @@ var migrations = []migration{
 	{4, "chat", schemaChat},
 	{5, "audit_mac", schemaAuditMAC},
 	{6, "approval_queue", schemaApprovals},
+	{7, "lock_sync", schemaLockSync},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
