@@ -66,6 +66,12 @@ type Config struct {
 	// capability, and each exercise it tries is recorded here as a denial.
 	// Nil keeps them in memory (a capability.MemoryRecorder).
 	Recorder capability.Recorder
+	// Content checks installed packs' files against packs.lock at every
+	// call. A caller that checked the pack already (packs run, before it
+	// loads it) passes its cache, so that files unchanged since are not
+	// hashed again and a module it kept (packs.ContentCache.KeepModules) is
+	// not read again. Nil: the Runtime's own.
+	Content *packs.ContentCache
 }
 
 // Runtime runs tools. It is safe for concurrent use; Close releases it.
@@ -94,7 +100,7 @@ type Runtime struct {
 	pools   map[poolKey]*pool
 	tick    uint64 // pool use counter, for LRU eviction
 
-	content packs.ContentCache // installed packs' files, checked at every call
+	content *packs.ContentCache // installed packs' files, checked at every call
 }
 
 // New returns a Runtime. It creates cfg.CacheDir (0700) when set.
@@ -137,6 +143,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		modules:  map[moduleKey]*moduleEntry{},
 		plugins:  map[moduleKey]*pluginEntry{},
 		pools:    map[poolKey]*pool{},
+		content:  cfg.Content,
+	}
+	if r.content == nil {
+		r.content = &packs.ContentCache{}
 	}
 	r.wasi = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, r.wasi); err != nil {
