@@ -64,6 +64,7 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 				default:
 					fs = pk.Findings
 				}
+				fs = append(fs, packs.CheckShipped(p, pk)...)
 				if err == nil && hasWasm(pk) {
 					if rt == nil {
 						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
