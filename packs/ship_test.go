@@ -127,7 +127,6 @@ func TestCheckShipped(t *testing.T) {
 	}
 }
 
-
 // FuzzIgnore: any ignore file and any path are decided without a panic, and
 // the .git rule holds whatever the file says.
 func FuzzIgnore(f *testing.F) {
