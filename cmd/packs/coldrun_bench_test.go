@@ -172,6 +172,12 @@ func BenchmarkRunAmongInstalled(b *testing.B) {
 			if err := runBench(b, home, "add", filepath.Join(examples, "text-kit"), "--yes", "--grant", "all"); err != nil {
 				b.Skip(err)
 			}
+			// The first command after an install brings packs.db in line
+			// with the changed packs.lock, once; the benchmark is the steady
+			// state.
+			if err := runBench(b, home, "run", "text-kit", "slugify", "--input", `{"text":"Hello"}`, "--yes"); err != nil {
+				b.Fatal(err)
+			}
 			b.ResetTimer()
 			for b.Loop() {
 				if err := runBench(b, home, "run", "text-kit", "slugify", "--input", `{"text":"Hello"}`, "--yes"); err != nil {
