@@ -242,19 +242,17 @@ func readVerified(path, sha string) ([]byte, error) {
 // that reads raw is wasmbin.Parse (through RewriteImports or inspect): the
 // guard against counts that would make wazero over-allocate sees every
 // module before wazero does, whatever its ABI.
+//
+// The prepared bytes are kept on disk (prepared.go): a later process reads
+// them instead of preparing the module again; wasmbin.Parse (inspect) still
+// reads them before wazero does.
 func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw []byte) (*module, error) {
-	wasm := raw
-	var err error
-	if key.abi == packs.ABIExtism {
-		if wasm, err = hostfns.RewriteImports(wasm); err != nil {
+	wasm, kept := r.readPrepared(key)
+	if !kept {
+		var err error
+		if wasm, err = prepareBytes(key.abi, raw); err != nil {
 			return nil, err
 		}
-		if wasm, err = renameExport(wasm, reactorInit, initExport); err != nil {
-			return nil, err
-		}
-	}
-	if wasm, err = limitResources(wasm); err != nil {
-		return nil, err
 	}
 	info, err := inspect(wasm)
 	if err != nil {
@@ -274,7 +272,26 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 		}
 		m.wasm = nil // compiled; the bytes are no longer needed
 	}
+	if !kept {
+		r.writePrepared(key, wasm)
+	}
 	return m, nil
+}
+
+// prepareBytes rewrites raw for abi: Extism imports moved and the reactor
+// initializer renamed, then the resource limits added.
+func prepareBytes(abi packs.ABI, raw []byte) ([]byte, error) {
+	wasm := raw
+	var err error
+	if abi == packs.ABIExtism {
+		if wasm, err = hostfns.RewriteImports(wasm); err != nil {
+			return nil, err
+		}
+		if wasm, err = renameExport(wasm, reactorInit, initExport); err != nil {
+			return nil, err
+		}
+	}
+	return limitResources(wasm)
 }
 
 // checkExport checks that the module has what t calls.

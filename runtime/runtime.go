@@ -80,6 +80,7 @@ type Runtime struct {
 	recorder capability.Recorder // see Config.Recorder
 	cache    wazero.CompilationCache
 	rtConfig wazero.RuntimeConfig
+	cacheDir string         // Config.CacheDir, absolute; "" for none
 	wasi     wazero.Runtime // every WASI command, in one runtime
 	poolSize int
 	provides map[packs.ABI]map[importName]bool // what each ABI's instances may import
@@ -109,7 +110,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var cache wazero.CompilationCache
+	var (
+		cache    wazero.CompilationCache
+		cacheDir string
+	)
 	if cfg.CacheDir != "" {
 		dir, err := filepath.Abs(cfg.CacheDir)
 		if err != nil {
@@ -118,6 +122,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		if cache, err = wazero.NewCompilationCacheWithDir(dir); err != nil {
 			return nil, fmt.Errorf("runtime: cache directory %q: %w: check its permissions or pass another --home", cfg.CacheDir, err)
 		}
+		cacheDir = dir
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
@@ -137,6 +142,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		log:      log,
 		cache:    cache,
 		rtConfig: rc,
+		cacheDir: cacheDir,
 		poolSize: poolSize,
 		paths:    map[[2]string]string{},
 		files:    map[string]fileStamp{},
