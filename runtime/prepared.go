@@ -1,10 +1,11 @@
 package runtime
 
 import (
-	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,9 +24,10 @@ import (
 // where <program> identifies the running executable (its path, size,
 // modification time and inode): a rebuilt packs, whose preparation may
 // differ, never reads what an older one wrote. The file starts with the
-// sha256 of the prepared bytes, checked on every read, so a torn or
-// truncated file (they are written without fsync: a cache) is prepared
-// again, never used. The directory is trusted as wazero's compiled code
+// length and CRC-32C of the prepared bytes, checked on every read, so a torn
+// or truncated file (they are written without fsync: a cache) is prepared
+// again, never used. (A checksum, not a hash: the bytes are hashed by wazero
+// anyway, and the check is against accidents, not an attacker.) The directory is trusted as wazero's compiled code
 // beside it is: whoever can write machine code there can write this too.
 
 const preparedDir = "prepared"
@@ -64,15 +66,21 @@ func (r *Runtime) readPrepared(key moduleKey) ([]byte, bool) {
 		return nil, false
 	}
 	data, err := os.ReadFile(p)
-	if err != nil || len(data) < sha256.Size {
+	if err != nil || len(data) < preparedHeader {
 		return nil, false
 	}
-	sum := sha256.Sum256(data[sha256.Size:])
-	if !bytes.Equal(sum[:], data[:sha256.Size]) {
+	body := data[preparedHeader:]
+	if binary.LittleEndian.Uint64(data) != uint64(len(body)) || binary.LittleEndian.Uint32(data[8:]) != crc32.Checksum(body, castagnoli) {
 		return nil, false
 	}
-	return data[sha256.Size:], true
+	return body, true
 }
+
+// preparedHeader is the length (8 bytes) and CRC-32C (4 bytes) before the
+// prepared bytes, both little-endian.
+const preparedHeader = 12
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // writePrepared keeps wasm, the prepared form of key's module. A failure
 // only means the next process prepares it again: it is logged, not
@@ -88,8 +96,9 @@ func (r *Runtime) writePrepared(key moduleKey, wasm []byte) {
 		f, err = os.CreateTemp(filepath.Dir(p), ".prepared-*")
 	}
 	if err == nil {
-		sum := sha256.Sum256(wasm)
-		_, err = f.Write(sum[:])
+		head := binary.LittleEndian.AppendUint64(nil, uint64(len(wasm)))
+		head = binary.LittleEndian.AppendUint32(head, crc32.Checksum(wasm, castagnoli))
+		_, err = f.Write(head)
 		if err == nil {
 			_, err = f.Write(wasm)
 		}
