@@ -24,11 +24,6 @@ type Stamp struct {
 	mtime, ctime time.Time
 }
 
-// String renders the stamp, for recording it outside the process.
-func (s Stamp) String() string {
-	return fmt.Sprintf("%d:%d:%o:%d:%d:%d", s.dev, s.ino, uint32(s.mode), s.size, s.mtime.UnixNano(), s.ctime.UnixNano())
-}
-
 // StampOf returns the stamp of a file from its (l)stat.
 func StampOf(fi fs.FileInfo) Stamp {
 	s := Stamp{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}

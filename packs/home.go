@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -84,6 +86,13 @@ type Home struct {
 	// hook, when set (by tests), runs before each step of a transaction; a
 	// test makes it fail or panic to prove every interruption recovers.
 	hook func(step string) error
+
+	// entries remembers the lock entries Entry looked up, for the
+	// packs.lock whose stamp is entriesOf: packs.lock is always replaced by
+	// a rename, so the same stamp is the same content.
+	mu        sync.Mutex
+	entriesOf Stamp
+	entries   map[string]LockEntry
 }
 
 // OpenHome opens the state directory dir, creating it and its layout with
@@ -150,12 +159,34 @@ func (h *Home) ReadLock() (*Lockfile, error) { return ReadLock(h.LockPath()) }
 // entry only (ReadLockEntry): looking up one pack costs the same with ten
 // packs installed or ten thousand.
 func (h *Home) Entry(name string) (LockEntry, error) {
+	var stamp Stamp
+	fi, statErr := os.Lstat(h.LockPath())
+	if statErr == nil {
+		stamp = StampOf(fi)
+		h.mu.Lock()
+		e, ok := h.entries[name]
+		if ok && h.entriesOf == stamp {
+			h.mu.Unlock()
+			e.Capabilities = maps.Clone(e.Capabilities) // the caller's to change
+			return e, nil
+		}
+		h.mu.Unlock()
+	}
 	e, ok, err := ReadLockEntry(h.LockPath(), name)
 	if err != nil {
 		return LockEntry{}, err
 	}
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
+	}
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp {
+		// packs.lock did not change while it was read: remember the entry.
+		h.mu.Lock()
+		if h.entriesOf != stamp {
+			h.entriesOf, h.entries = stamp, map[string]LockEntry{}
+		}
+		h.entries[name] = e
+		h.mu.Unlock()
 	}
 	return e, nil
 }

@@ -1,6 +1,7 @@
 package packs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -106,4 +107,31 @@ func FuzzReadLockEntry(f *testing.F) {
 			t.Fatalf("lookup = %+v %t, whole parse = %+v %t", e, ok, fe, fok)
 		}
 	})
+}
+
+// TestHomeEntryFollowsTheLock: a remembered entry is never served for a
+// packs.lock that changed since.
+func TestHomeEntryFollowsTheLock(t *testing.T) {
+	h := openTestHome(t, filepath.Join(t.TempDir(), "home"))
+	for i, integrity := range []string{fmt.Sprintf("sha256:%064x", 1), fmt.Sprintf("sha256:%064x", 2)} {
+		lf := &Lockfile{}
+		e := lockEntryFixture("alpha", i)
+		e.Integrity = integrity
+		lf.put(e)
+		if err := WriteLock(h.LockPath(), lf); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second lookup is the remembered one
+			got, err := h.Entry("alpha")
+			if err != nil || got.Integrity != integrity {
+				t.Fatalf("entry %+v, %v; want integrity %s", got, err, integrity)
+			}
+		}
+	}
+	if err := WriteLock(h.LockPath(), &Lockfile{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Entry("alpha"); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("entry after removal: %v, want ErrNotInstalled", err)
+	}
 }

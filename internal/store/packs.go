@@ -128,7 +128,7 @@ func (db *DB) queryPacks(ctx context.Context, tail string, args ...any) ([]PackR
 	return out, nil
 }
 
-// PacksSyncedWith returns the packs.lock stamp recorded by MarkPacksSynced,
+// PacksSyncedWith returns the packs.lock hash recorded by MarkPacksSynced,
 // or "" when none was.
 func (db *DB) PacksSyncedWith(ctx context.Context) (string, error) {
 	var stamp string
@@ -143,7 +143,7 @@ func (db *DB) PacksSyncedWith(ctx context.Context) (string, error) {
 }
 
 // MarkPacksSynced records that the packs table mirrors the packs.lock whose
-// stamp is stamp.
+// SHA-256 is stamp.
 func (db *DB) MarkPacksSynced(ctx context.Context, stamp string) error {
 	if _, err := db.sql.ExecContext(ctx, `INSERT INTO lock_sync(id, stamp) VALUES(1, ?) ON CONFLICT(id) DO UPDATE SET stamp = excluded.stamp`, stamp); err != nil {
 		return fmt.Errorf("store: lock sync: %w", err)
