@@ -89,7 +89,7 @@ type Home struct {
 
 	// entries remembers the lock entries Entry looked up, for the
 	// packs.lock whose stamp is entriesOf: packs.lock is always replaced by
-	// a rename, so the same stamp is the same content.
+	// a rename, so the same stamp is the same content (see racy).
 	mu        sync.Mutex
 	entriesOf Stamp
 	entries   map[string]LockEntry
@@ -179,7 +179,7 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
-	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp {
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp && !racy(stamp) {
 		// packs.lock did not change while it was read: remember the entry.
 		h.mu.Lock()
 		if h.entriesOf != stamp {
@@ -189,6 +189,17 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 		h.mu.Unlock()
 	}
 	return e, nil
+}
+
+// racy reports whether a file's stamp is too recent to tell it from a
+// rewrite: file times advance in ticks, and a new packs.lock written within
+// the same tick as the old one, with the same size, could reuse its inode
+// and so its whole stamp. Git's index treats such "racily clean" entries the
+// same way: it does not trust them.
+func racy(s Stamp) bool {
+	const tick = 2 * time.Second
+	now := time.Now()
+	return now.Sub(s.mtime) < tick || now.Sub(s.ctime) < tick
 }
 
 // Verify checks that the installed files of pack name still have the
