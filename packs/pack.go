@@ -90,11 +90,13 @@ func Load(dir string, opt LoadOptions) (*Pack, error) {
 	return p, nil
 }
 
-// Validate returns every finding for the pack folder, errors and warnings.
+// Validate returns every finding for the pack folder, errors and warnings,
+// including what it would ship (shipFindings): build output, and ignore
+// rules that exclude a file the pack needs.
 // It never panics, whatever the folder holds.
 func Validate(dir string, opt LoadOptions) []Finding {
-	_, fs := load(dir, opt)
-	return fs
+	p, fs := load(dir, opt)
+	return append(fs, CheckShipped(dir, p)...)
 }
 
 // load does the work of Load and Validate. The pack it returns is partial

@@ -43,6 +43,9 @@ is the pack's folder inside the repository. The commit or digest fetched is
 recorded in packs.lock. A URL without #sha256= is refused unless
 --allow-unpinned says you accept whatever the server sends.
 
+Only what the pack ships is installed: no .git folders and nothing the
+pack's root .gitignore or .packignore excludes (a Rust target/, say).
+
 An archive's SSH signature, ARCHIVE.sig beside it (or at its URL plus .sig;
 see packs sign), is checked before it is opened: it must match, and its key
 must be trusted, by the enterprise policy's [trust] signers or by --signer

@@ -7,11 +7,15 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"slices"
+	"sync"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/builtin"
@@ -97,20 +101,41 @@ func (a *App) Close() error {
 // syncDB rewrites the packs table from packs.lock when they differ: the
 // lockfile is the source of truth, the table a queryable mirror that a
 // crash between the two writes may have left behind.
+//
+// The comparison parses every entry and reads every row, so it is skipped
+// when packs.lock holds what it held when the table was last brought in line
+// with it (the SHA-256 of its bytes, recorded in packs.db: hashing the file
+// costs a millisecond with ten thousand packs installed, parsing it fifty):
+// a command's start then costs the same with ten packs installed or ten
+// thousand. Every write of the table follows a write of packs.lock.
 func (a *App) syncDB(ctx context.Context) error {
-	l, err := a.Home.ReadLock()
-	if err != nil {
+	data, err := os.ReadFile(a.Home.LockPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("app: read packs.lock: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	stamp := hex.EncodeToString(sum[:])
+	if synced, err := a.DB.PacksSyncedWith(ctx); err != nil || synced == stamp {
 		return err
+	}
+	l := &packs.Lockfile{} // no packs.lock: nothing installed
+	if data != nil {
+		if l, err = packs.ParseLock(a.Home.LockPath(), data); err != nil {
+			return err
+		}
 	}
 	rows := make([]store.PackRow, len(l.Packs))
 	for i, e := range l.Packs {
 		rows[i] = packRow(e)
 	}
 	changed, err := a.DB.ReplacePacks(ctx, rows)
+	if err != nil {
+		return err
+	}
 	if changed {
 		a.Logger.Info("app: packs.db brought in line with packs.lock")
 	}
-	return err
+	return a.DB.MarkPacksSynced(ctx, stamp)
 }
 
 func packRow(e packs.LockEntry) store.PackRow {
@@ -292,8 +317,23 @@ type InstalledPack struct {
 }
 
 // Packs lists the installed packs, sorted by name, each verified and loaded.
+// packs.lock is read once (packs.Home.Each): the cost grows with the number
+// of packs, not with its square.
 func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
-	l, err := a.Home.ReadLock()
+	var (
+		mu  sync.Mutex
+		out []InstalledPack
+	)
+	err := a.Home.Each(ctx, func(i int, e packs.LockEntry, verr error) error {
+		ip := a.inspect(e, verr)
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= len(out) {
+			out = append(out, make([]InstalledPack, i+1-len(out))...)
+		}
+		out[i] = ip
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -301,14 +341,8 @@ func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]InstalledPack, 0, len(l.Packs))
-	for _, e := range l.Packs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		ip := a.inspect(e)
-		_, ip.Disabled = disabled[e.Name]
-		out = append(out, ip)
+	for i := range out {
+		_, out[i].Disabled = disabled[out[i].Entry.Name]
 	}
 	return out, nil
 }
@@ -320,7 +354,7 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err != nil {
 		return InstalledPack{}, err
 	}
-	ip := a.inspect(e)
+	ip := a.inspect(e, a.Home.Verify(e.Name))
 	if err := a.DB.CheckEnabled(ctx, name); errors.Is(err, store.ErrPackDisabled) {
 		ip.Disabled = true
 	} else if err != nil {
@@ -345,11 +379,13 @@ func (a *App) SetEnabled(ctx context.Context, name string, enabled bool) (bool, 
 	return a.DB.SetDisabled(ctx, name, !enabled)
 }
 
-func (a *App) inspect(e packs.LockEntry) InstalledPack {
+// inspect loads the installed pack of e, whose check against packs.lock
+// returned verr.
+func (a *App) inspect(e packs.LockEntry, verr error) InstalledPack {
 	ip := InstalledPack{Entry: e, Status: StatusOK}
-	if err := a.Home.Verify(e.Name); err != nil {
+	if verr != nil {
 		ip.Status = StatusModified
-		if errors.Is(err, packs.ErrNotInstalled) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(verr, packs.ErrNotInstalled) || errors.Is(verr, fs.ErrNotExist) {
 			ip.Status = StatusMissing
 		}
 	}

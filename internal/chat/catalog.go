@@ -52,14 +52,12 @@ func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capabi
 	if err := c.DB.CheckEnabled(ctx, name); err != nil {
 		return nil, capability.PackRef{}, err
 	}
-	if err := c.Home.Verify(name); err != nil {
+	// The entry checked is the entry whose reference the pack gets.
+	e, _, err := c.Home.VerifyContent(nil, name)
+	if err != nil {
 		if errors.Is(err, packs.ErrNotInstalled) {
 			return nil, capability.PackRef{}, fmt.Errorf("%w: %w", ErrNotFound, err)
 		}
-		return nil, capability.PackRef{}, err
-	}
-	e, err := c.Home.Entry(name)
-	if err != nil {
 		return nil, capability.PackRef{}, err
 	}
 	dir, err := c.Home.PackDir(name)

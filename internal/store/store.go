@@ -78,6 +78,7 @@ var migrations = []migration{
 	{6, "approval_queue", schemaApprovals},
 	{7, "agents", schemaAgents},
 	{8, "disabled_packs", schemaPackState},
+	{9, "lock_sync", schemaLockSync},
 }
 
 func (db *DB) migrate(ctx context.Context) error {

@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPreparedKept: a module prepared by one Runtime is read, not prepared
+// again, by the next one on the same cache; a damaged copy is never used:
+// the module is prepared again, the call still works, and the copy is
+// replaced.
+func TestPreparedKept(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, p string)
+	}{
+		{"intact", func(*testing.T, string) {}},
+		{"a byte changed", func(t *testing.T, p string) {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(data)-1] ^= 0xff
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"truncated", func(t *testing.T, p string) {
+			if err := os.Truncate(p, 40); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			p := modulePack(t, "kept", "", pluginWasm, map[string]string{"echo": "echo"})
+			first := newHarness(t, Config{CacheDir: cache, PoolSize: -1})
+			if _, err := first.rt.invoke(context.Background(), first.invocation(p, "echo", `{"a":1}`, first.grant(p, nil))); err != nil {
+				t.Fatal(err)
+			}
+			kept, _ := filepath.Glob(filepath.Join(cache, preparedDir, "*.wasm"))
+			if len(kept) != 1 {
+				t.Fatalf("prepared modules kept: %q, want one", kept)
+			}
+			tt.damage(t, kept[0])
+			second := newHarness(t, Config{CacheDir: cache, PoolSize: -1})
+			m, err := second.rt.module(context.Background(), p, p.Tools[0], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ok := second.rt.readPrepared(m.key)
+			if !ok {
+				t.Fatal("no intact prepared copy after the second load")
+			}
+			res, err := second.rt.invoke(context.Background(), second.invocation(p, "echo", `{"a":1}`, second.grant(p, nil)))
+			if err != nil || string(res.Output) != `{"a":1}` {
+				t.Fatalf("call after a %s copy: %s, %v", tt.name, res.Output, err)
+			}
+			prepared, err := prepareBytes(m.key.abi, mustRead(t, filepath.Join(p.Dir, "bin", "x.wasm")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := second.rt.readPrepared(m.key); string(got) != string(prepared) {
+				t.Error("the kept copy is not the module's prepared form")
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
