@@ -11,7 +11,7 @@ out=$(cd "${1:-wasm}" && pwd)
 cd guest
 for m in builtins:./cmd/builtins web-fetch:./cmd/webfetch; do
 	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 GOFLAGS=-mod=mod \
-		${GO:-go} build -trimpath -ldflags='-s -w' -buildmode=c-shared -o "$out/${m%%:*}.wasm" "${m#*:}"
+		${GO:-go} build -trimpath -buildvcs=false -ldflags='-s -w' -buildmode=c-shared -o "$out/${m%%:*}.wasm" "${m#*:}"
 done
 if [ -z "${1:-}" ]; then
 	${GO:-go} env GOVERSION >../wasm/GOVERSION
