@@ -253,7 +253,9 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 		if wasm, err = prepareBytes(key.abi, raw); err != nil {
 			return nil, err
 		}
+		r.writePrepared(key, wasm)
 	}
+	wasm = stripData(wasm, key.sha)
 	info, err := inspect(wasm)
 	if err != nil {
 		return nil, err
@@ -271,9 +273,6 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 			return nil, fmt.Errorf("compile: %w", err)
 		}
 		m.wasm = nil // compiled; the bytes are no longer needed
-	}
-	if !kept {
-		r.writePrepared(key, wasm)
 	}
 	return m, nil
 }

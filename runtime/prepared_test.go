@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +78,32 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestPreparedKeptStartsWithItsData: a module whose data segments become an
+// image (stripData) runs from the prepared-module cache in a new process
+// exactly as in the process that prepared it: the image is made again from
+// the kept bytes, never expected to have survived in memory. The images of
+// this process are forgotten between the two runtimes, as a new process
+// would start without them.
+func TestPreparedKeptStartsWithItsData(t *testing.T) {
+	for _, g := range stateGuests(t) {
+		t.Run(g.name, func(t *testing.T) {
+			cache := t.TempDir()
+			p := modulePack(t, "kept-data", "", g.src, map[string]string{"touch": g.fn})
+			var outs []string
+			for i := range 2 {
+				images.Range(func(k, _ any) bool { images.Delete(k); return true })
+				h := newHarness(t, Config{CacheDir: cache, PoolSize: -1})
+				res, err := h.rt.invoke(context.Background(), h.invocation(p, "touch", `{}`, h.grant(p, nil)))
+				if err != nil {
+					t.Fatalf("process %d: %v", i+1, err)
+				}
+				outs = append(outs, string(res.Output))
+			}
+			if !strings.HasPrefix(outs[0], g.untouched) || outs[1] != outs[0] {
+				t.Fatalf("fresh state from the prepared copy = %q, want %q twice (from %s…)", outs[1], outs[0], g.untouched)
+			}
+		})
+	}
 }
