@@ -31,3 +31,32 @@ func progressMessage(p int) string {
 	}
 	return "Halfway"
 }
+
+// elicitationSchema is the form test_elicitation asks for.
+var elicitationSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"username": map[string]any{"type": "string", "description": "Your username"},
+		"email":    map[string]any{"type": "string", "format": "email", "description": "Your email address"},
+	},
+	"required": []string{"username", "email"},
+}
+
+// defaultsSchema is the form test_elicitation_sep1034_defaults asks for: a
+// default for every primitive type (SEP-1034).
+var defaultsSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":     map[string]any{"type": "string", "description": "User name", "default": "John Doe"},
+		"age":      map[string]any{"type": "integer", "description": "User age", "default": 30},
+		"score":    map[string]any{"type": "number", "description": "User score", "default": 95.5},
+		"status":   map[string]any{"type": "string", "description": "User status", "enum": []string{"active", "inactive", "pending"}, "default": "active"},
+		"verified": map[string]any{"type": "boolean", "description": "Verification status", "default": true},
+	},
+}
+
+// elicitationResult is what an elicitation tool returns: the person's
+// answer, as the host gave it (action, and the content when accepted).
+func elicitationResult(answer []byte) []byte {
+	return []byte("User response: " + string(answer))
+}

@@ -22,9 +22,14 @@ const baseline = join(repo, "test", "mcp", "conformance-baseline.yaml");
 
 // The test policy: every call of the conformance session runs without a
 // person (the suite's client answers elicitation with its own fixture
-// data, which is no approval).
+// data, which is no approval), and the pack holds ask_person, so its
+// elicitation tools' questions reach the suite's client.
 const policy = `[approval]
 auto_approve = ["open_docs", "read_file", "enable_tools", "${conformancePack}__*"]
+
+[[preapprove]]
+pack = "${conformancePack}"
+grants = ["ask_person"]
 `;
 
 test("conformance server scenarios", async (t) => {
