@@ -32,10 +32,15 @@ type elicitApprover struct {
 // canElicit reports whether the client behind ss declared form elicitation.
 func canElicit(ss *mcp.ServerSession) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+	return ip != nil && elicitsForms(ip.Capabilities)
+}
+
+// elicitsForms reports whether capabilities declare form elicitation.
+func elicitsForms(caps *mcp.ClientCapabilities) bool {
+	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
-	e := ip.Capabilities.Elicitation
+	e := caps.Elicitation
 	return e.Form != nil || e.URL == nil // neither set means form, for backward compatibility
 }
 
@@ -52,24 +57,32 @@ func (a elicitApprover) Name() string { return "mcp-elicitation:" + a.client }
 // Approve shows the pending call and maps the person's answer to a verdict.
 // Declining or dismissing the form denies.
 func (a elicitApprover) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         approvalMessage(p),
-		RequestedSchema: approvalSchema,
-	})
+	res, err := a.ss.Elicit(ctx, approvalRequest(p))
 	if err != nil {
 		return capability.Deny, fmt.Errorf("mcpserver: asking %s for approval: %w", a.client, err)
 	}
-	if res.Action != "accept" {
-		return capability.Deny, nil
+	return verdictOf(res), nil
+}
+
+// approvalRequest is the approval form for p.
+func approvalRequest(p capability.Pending) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Mode: "form", Message: approvalMessage(p), RequestedSchema: approvalSchema}
+}
+
+// verdictOf maps the person's answer to the approval form to a verdict:
+// anything but an accepted run_once or allow_chat (a decline, a dismissed
+// form, no answer at all) denies.
+func verdictOf(res *mcp.ElicitResult) capability.Verdict {
+	if res == nil || res.Action != "accept" {
+		return capability.Deny
 	}
 	switch res.Content["decision"] {
 	case choiceRunOnce:
-		return capability.RunOnce, nil
+		return capability.RunOnce
 	case choiceAllowChat:
-		return capability.AllowChat, nil
+		return capability.AllowChat
 	}
-	return capability.Deny, nil
+	return capability.Deny
 }
 
 // approvalSchema is the one-field form: run once, allow for this chat, deny.

@@ -146,6 +146,8 @@ type conn struct {
 	decl      declIndex // resources.json URIs, filled once as the chat opens
 	watch     *watcher  // files of subscribed resources
 	watchOnce sync.Once // ties watch's end to the session's
+
+	parked parkedCalls // calls waiting for the client's input (parked.go)
 }
 
 func (s *Server) newConn() *conn {
@@ -182,15 +184,13 @@ func (s *Server) newConn() *conn {
 // syncProtocol is the newest protocol version whose elicitation is a
 // request the server sends while a tools/call is in flight. From 2026-07-28
 // on (SEP-2322) a server asks by returning "input required" and the client
-// retries the whole call, which the gate, asking its approver in the middle
-// of the call, cannot do yet. Clients that speak the newer protocol also
-// speak this one.
+// retries the whole call: parked.go serves those clients.
 const syncProtocol = "2025-11-25"
 
-// protocolVersions are the SDK's versions up to syncProtocol.
-func protocolVersions() []string {
-	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v > syncProtocol })
-}
+// protocolVersions are the versions the server offers: all the SDK's. Over
+// HTTP, the SDK's stateful handler serves only those up to syncProtocol, so
+// a newer client falls back to it there.
+func protocolVersions() []string { return mcp.SupportedProtocolVersions() }
 
 // instructions tell the client's model how packs are used (spec 000 §5.3,
 // condensed: tool descriptions stay brief and the skills carry the detail).
@@ -370,7 +370,7 @@ func mcpTool(t llm.Tool) (*mcp.Tool, error) {
 // gate, the run and the audit record. A tool with an output schema also
 // returns its result object as structured content.
 func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return c.roundTrips(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c.mu.Lock()
 		sess := c.chat
 		c.mu.Unlock()
@@ -382,6 +382,7 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
+		approver = c.parked.approverIn(ctx, approver)
 		// What the guest logs and reports reaches this client (docs/mcp.md).
 		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
 		c.mu.Lock()
@@ -418,7 +419,7 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 			out.StructuredContent = structured(res.Content)
 		}
 		return out, nil
-	}
+	})
 }
 
 // contentOf is a tool's content blocks as MCP content: each block as it
