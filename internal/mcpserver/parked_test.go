@@ -19,6 +19,7 @@ const newestProtocol = "2026-07-28"
 // client with manual set retries input-required calls itself.
 func (e *testEnv) connectVersion(t testing.TB, name, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	e.srv.multiRoundTrip = true
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
 	c := e.srv.newConn()

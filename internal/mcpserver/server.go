@@ -86,6 +86,9 @@ type Server struct {
 	// poll is how often a queued call looks for a decision; zero means the
 	// queue's default. Tests shorten it.
 	poll time.Duration
+	// multiRoundTrip offers protocol versions newer than syncProtocol
+	// (parked.go). Off until every feature works at those versions.
+	multiRoundTrip bool
 }
 
 // New returns a server for cfg.
@@ -156,7 +159,7 @@ func (s *Server) newConn() *conn {
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
-		SupportedProtocolVersions: protocolVersions(),
+		SupportedProtocolVersions: protocolVersions(s.multiRoundTrip),
 		CompletionHandler:         c.complete,
 		SubscribeHandler:          c.subscribe,
 		UnsubscribeHandler:        c.unsubscribe,
@@ -187,10 +190,15 @@ func (s *Server) newConn() *conn {
 // retries the whole call: parked.go serves those clients.
 const syncProtocol = "2025-11-25"
 
-// protocolVersions are the versions the server offers: all the SDK's. Over
-// HTTP, the SDK's stateful handler serves only those up to syncProtocol, so
-// a newer client falls back to it there.
-func protocolVersions() []string { return mcp.SupportedProtocolVersions() }
+// protocolVersions are the versions the server offers: the SDK's up to
+// syncProtocol, or all of them with newest. Over HTTP, the SDK's stateful
+// handler serves only those up to syncProtocol: a newer client falls back.
+func protocolVersions(newest bool) []string {
+	if newest {
+		return mcp.SupportedProtocolVersions()
+	}
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v > syncProtocol })
+}
 
 // instructions tell the client's model how packs are used (spec 000 §5.3,
 // condensed: tool descriptions stay brief and the skills carry the detail).
