@@ -33,11 +33,11 @@ import (
 // inputApproval is the approval form's key among a result's inputRequests.
 const inputApproval = "approval"
 
-// multiRoundTrip reports whether the client of req asks the person through
-// "input required" results (a protocol newer than syncProtocol) and can
-// show the approval form.
-func multiRoundTrip(req *mcp.CallToolRequest) bool {
-	return req.ProtocolVersion() > syncProtocol && elicitsForms(req.ClientCapabilities())
+// multiRoundTrip reports whether a client of this protocol version and
+// capabilities asks the person through "input required" results (a
+// protocol newer than syncProtocol) and can show the approval form.
+func multiRoundTrip(version string, caps *mcp.ClientCapabilities) bool {
+	return version > syncProtocol && elicitsForms(caps)
 }
 
 // parkedCalls are the calls of one session that run while their client
@@ -53,8 +53,8 @@ type parkedCalls struct {
 // parkedCall is one call running in its own goroutine.
 type parkedCall struct {
 	ss      *mcp.ServerSession
-	name    string
-	args    json.RawMessage
+	name    string          // the method's subject: a tool, or resources/read
+	args    json.RawMessage // its arguments, or the resource's URI
 	client  string
 	timeout time.Duration
 
@@ -74,9 +74,12 @@ type inputAsk struct {
 }
 
 type roundResult struct {
-	res *mcp.CallToolResult
+	res mcp.Result
 	err error
 }
+
+// readMethod names a parked resources/read.
+const readMethod = "resources/read"
 
 type parkedKey struct{}
 
@@ -84,16 +87,67 @@ type parkedKey struct{}
 // protocol gets its approval forms as "input required" results; any other
 // client is served by h as it is, eliciting in the middle of the call.
 func (c *conn) roundTrips(h mcp.ToolHandler) mcp.ToolHandler {
+	need := func(in mcp.InputRequestMap, state string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{InputRequests: in, RequestState: state}
+	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if !multiRoundTrip(req) {
+		if !multiRoundTrip(req.ProtocolVersion(), req.ClientCapabilities()) {
 			return h(ctx, req)
 		}
-		if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
-			return c.parked.resume(ctx, req)
-		}
-		p := c.parked.start(ctx, req, h, clientName(req.Session), c.s.approvalTimeout())
-		return c.parked.wait(ctx, p)
+		q := round{ss: req.Session, name: req.Params.Name, args: req.Params.Arguments, state: req.Params.RequestState, answers: req.Params.InputResponses}
+		return parkedRound(ctx, c, q, func(ctx context.Context) (*mcp.CallToolResult, error) { return h(ctx, req) }, need)
 	}
+}
+
+// readRoundTrips is roundTrips for resources/read (reading a resource is a
+// gated read_file call).
+func (c *conn) readRoundTrips(h mcp.ResourceHandler) mcp.ResourceHandler {
+	need := func(in mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+		return &mcp.ReadResourceResult{InputRequests: in, RequestState: state}
+	}
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if !multiRoundTrip(req.ProtocolVersion(), req.ClientCapabilities()) {
+			return h(ctx, req)
+		}
+		uri, err := json.Marshal(req.Params.URI)
+		if err != nil {
+			return nil, err
+		}
+		q := round{ss: req.Session, name: readMethod, args: uri, state: req.Params.RequestState, answers: req.Params.InputResponses}
+		return parkedRound(ctx, c, q, func(ctx context.Context) (*mcp.ReadResourceResult, error) { return h(ctx, req) }, need)
+	}
+}
+
+// round is one request of a multi round-trip call: its subject, and the
+// state and answers of a retry.
+type round struct {
+	ss      *mcp.ServerSession
+	name    string
+	args    json.RawMessage
+	state   string
+	answers mcp.InputResponseMap
+}
+
+// parkedRound serves one round: a first request starts the call (run), a
+// retry resumes the parked call its state names; need builds the
+// input-required result.
+func parkedRound[R mcp.Result](ctx context.Context, c *conn, q round, run func(context.Context) (R, error), need func(mcp.InputRequestMap, string) R) (R, error) {
+	var p *parkedCall
+	if q.state != "" || len(q.answers) > 0 {
+		var err error
+		if p, err = c.parked.resume(q); err != nil {
+			var zero R
+			return zero, err
+		}
+	} else {
+		p = c.parked.start(ctx, q, func(ctx context.Context) (mcp.Result, error) { return run(ctx) }, clientName(q.ss), c.s.approvalTimeout())
+	}
+	res, state, form, err := c.parked.wait(ctx, p)
+	if form != nil {
+		return need(mcp.InputRequestMap{inputApproval: form}, state), nil
+	}
+	r, _ := res.(R)
+	return r, err
 }
 
 // approverIn is the approver of the parked call that ctx carries, if any;
@@ -107,17 +161,17 @@ func (pc *parkedCalls) approverIn(ctx context.Context, approver capability.Appro
 
 // start runs h for req in its own goroutine, on a context that outlives
 // the request (the call goes on between rounds) and ends with the session.
-func (pc *parkedCalls) start(ctx context.Context, req *mcp.CallToolRequest, h mcp.ToolHandler, client string, timeout time.Duration) *parkedCall {
+func (pc *parkedCalls) start(ctx context.Context, q round, run func(context.Context) (mcp.Result, error), client string, timeout time.Duration) *parkedCall {
 	pc.once.Do(func() {
 		pc.gone = make(chan struct{})
 		go func() {
-			_ = req.Session.Wait()
+			_ = q.ss.Wait()
 			close(pc.gone)
 		}()
 	})
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &parkedCall{
-		ss: req.Session, name: req.Params.Name, args: req.Params.Arguments, client: client, timeout: timeout,
+		ss: q.ss, name: q.name, args: q.args, client: client, timeout: timeout,
 		asks: make(chan inputAsk), done: make(chan roundResult, 1), cancel: cancel,
 	}
 	cctx = context.WithValue(cctx, parkedKey{}, p)
@@ -130,20 +184,19 @@ func (pc *parkedCalls) start(ctx context.Context, req *mcp.CallToolRequest, h mc
 	}()
 	go func() {
 		defer cancel()
-		res, err := h(cctx, req)
+		res, err := run(cctx)
 		p.done <- roundResult{res, err}
 	}()
 	return p
 }
 
-// wait answers the client's request with the call's result, or with the
-// form the call's approver waits on: then the call is parked under a new
-// requestState until the client's retry. If the client gives up on the
-// request, the call ends.
-func (pc *parkedCalls) wait(ctx context.Context, p *parkedCall) (*mcp.CallToolResult, error) {
+// wait returns the call's result, or the form the call's approver waits
+// on: then the call is parked under a new requestState until the client's
+// retry. If the client gives up on the request, the call ends.
+func (pc *parkedCalls) wait(ctx context.Context, p *parkedCall) (res mcp.Result, state string, form *mcp.ElicitParams, err error) {
 	select {
 	case r := <-p.done:
-		return r.res, r.err
+		return r.res, "", nil, r.err
 	case ask := <-p.asks:
 		state := rand.Text()
 		pc.mu.Lock()
@@ -153,25 +206,25 @@ func (pc *parkedCalls) wait(ctx context.Context, p *parkedCall) (*mcp.CallToolRe
 		pc.calls[state] = p
 		p.state, p.reply = state, ask.reply
 		pc.mu.Unlock()
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputApproval: ask.form}, RequestState: state}, nil
+		return nil, state, ask.form, nil
 	case <-ctx.Done():
 		p.cancel()
-		return nil, ctx.Err()
+		return nil, "", nil, ctx.Err()
 	}
 }
 
-// ErrRequestState answers a retry whose requestState names no call of
+// errRequestState answers a retry whose requestState names no call of
 // this session that waits for input.
 const errRequestState = "mcpserver: requestState names no call of this session that waits for input (unknown, already used, expired or another session's): call the tool again without inputResponses and requestState"
 
-// resume takes the parked call req's requestState names, hands the
-// client's answer to its approver and waits for what comes next. The state
-// is spent either way. A retry of another tool or with other arguments
-// than the parked call is refused, and the parked call is denied.
-func (pc *parkedCalls) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// resume takes the parked call q's requestState names and hands the
+// client's answer to its approver. The state is spent either way. A retry
+// of another tool or resource, or with other arguments, than the parked
+// call is refused, and the parked call is denied.
+func (pc *parkedCalls) resume(q round) (*parkedCall, error) {
 	pc.mu.Lock()
-	p, ok := pc.calls[req.Params.RequestState]
-	if ok && p.ss == req.Session {
+	p, ok := pc.calls[q.state]
+	if ok && p.ss == q.ss {
 		delete(pc.calls, p.state)
 	} else {
 		p, ok = nil, false
@@ -184,13 +237,13 @@ func (pc *parkedCalls) resume(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: errRequestState}
 	}
-	if req.Params.Name != p.name || !sameJSON(req.Params.Arguments, p.args) {
+	if q.name != p.name || !sameJSON(q.args, p.args) {
 		reply <- nil // denies
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcpserver: the retry is not the call its requestState names (another tool or other arguments): that call is denied; call the tool again"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "mcpserver: the retry is not the call its requestState names (another tool or resource, or other arguments): that call is denied; make the call again"}
 	}
-	answer, _ := req.Params.InputResponses[inputApproval].(*mcp.ElicitResult)
+	answer, _ := q.answers[inputApproval].(*mcp.ElicitResult)
 	reply <- answer // nil (no answer) denies
-	return pc.wait(ctx, p)
+	return p, nil
 }
 
 // forget drops p's requestState, if the client still holds one: its retry

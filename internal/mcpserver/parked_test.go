@@ -266,3 +266,32 @@ func waitRows(t *testing.T, e *testEnv, n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestRoundTripResourceRead: reading a resource is a gated read_file call;
+// a 2026-07-28 client is asked through an input-required result, its yes
+// reads the file and its no refuses the read.
+func TestRoundTripResourceRead(t *testing.T) {
+	for _, tt := range []struct {
+		choice, action string
+		wantRead       bool
+	}{
+		{choiceRunOnce, "accept", true},
+		{choiceRunOnce, "decline", false},
+	} {
+		t.Run(tt.action, func(t *testing.T) {
+			e := newEnv(t, "")
+			e.srv.cfg.ApprovalTimeout = time.Minute
+			var asked atomic.Int32
+			cs := e.connectVersion(t, "reader", newestProtocol, elicitingClient(tt.choice, tt.action, &asked, nil))
+			res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "pack://echo-pack/SKILL.md"})
+			read := err == nil && len(res.Contents) == 1 && strings.Contains(res.Contents[0].Text, "echo-pack__echo")
+			if read != tt.wantRead || asked.Load() != 1 {
+				t.Fatalf("resources/read = %+v, %v (forms %d); want read %v after one form", res, err, asked.Load(), tt.wantRead)
+			}
+			rows := e.auditRows(t)
+			if want := map[bool]string{true: "run_once", false: "deny"}[tt.wantRead]; len(rows) != 1 || rows[0]["decision"] != want || rows[0]["tool"] != "read_file" {
+				t.Errorf("audit rows = %v, want one read_file %s", rows, want)
+			}
+		})
+	}
+}
