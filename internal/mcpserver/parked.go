@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -302,4 +303,18 @@ func (a parkedApprover) Approve(ctx context.Context, pend capability.Pending) (c
 		a.pc.forget(a.p)
 		return capability.Deny, ctx.Err()
 	}
+}
+
+// requestLogLevel is the log level a request of a protocol newer than
+// syncProtocol names in its _meta (those protocols have no
+// logging/setLevel, and the SDK sends a request's log lines at and above
+// that level only), or else session, the level set with logging/setLevel.
+func requestLogLevel(version string, meta mcp.Meta, session mcp.LoggingLevel) mcp.LoggingLevel {
+	if version <= syncProtocol {
+		return session
+	}
+	if l, ok := meta[mcp.MetaKeyLogLevel].(string); ok && slices.Contains(mcpLevels, mcp.LoggingLevel(l)) {
+		return mcp.LoggingLevel(l)
+	}
+	return ""
 }

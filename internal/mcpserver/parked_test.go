@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -291,6 +292,40 @@ func TestRoundTripResourceRead(t *testing.T) {
 			rows := e.auditRows(t)
 			if want := map[bool]string{true: "run_once", false: "deny"}[tt.wantRead]; len(rows) != 1 || rows[0]["decision"] != want || rows[0]["tool"] != "read_file" {
 				t.Errorf("audit rows = %v, want one read_file %s", rows, want)
+			}
+		})
+	}
+}
+
+// TestRoundTripLogLevel: at 2026-07-28 a request names its log level in
+// _meta (there is no logging/setLevel): a guest's lines at and above it
+// reach the client, none without it.
+func TestRoundTripLogLevel(t *testing.T) {
+	for _, tt := range []struct {
+		level string
+		want  []string
+	}{
+		{"", nil},
+		{"info", []string{"info work info: step one", "warning work warn: almost done"}},
+		{"warning", []string{"warning work warn: almost done"}},
+	} {
+		t.Run("level="+tt.level, func(t *testing.T) {
+			e := newEnv(t, "[approval]\nauto_approve = [\"notify-pack__work\", \"notify-pack__tick\"]\n")
+			e.installNotify(t)
+			h := &heard{barrier: make(chan struct{}, 1)}
+			cs := e.connectVersion(t, "listener", newestProtocol, h.options())
+			params := &mcp.CallToolParams{Name: "work", Arguments: map[string]any{}}
+			if tt.level != "" {
+				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: tt.level}
+			}
+			if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+				t.Fatalf("work: %+v %v", res, err)
+			}
+			h.await(t, cs)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if !slices.Equal(h.logs, tt.want) {
+				t.Errorf("log notifications %q, want %q", h.logs, tt.want)
 			}
 		})
 	}

@@ -394,7 +394,7 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// What the guest logs and reports reaches this client (docs/mcp.md).
 		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
 		c.mu.Lock()
-		n.level = c.logLevel
+		n.level = requestLogLevel(req.ProtocolVersion(), req.Params.Meta, c.logLevel)
 		c.mu.Unlock()
 		if token := req.Params.GetProgressToken(); token != nil {
 			n.prog = &progressSender{ss: req.Session, token: token}
