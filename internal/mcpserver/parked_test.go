@@ -330,3 +330,20 @@ func TestRoundTripLogLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundTripStdioEnds: a 2026-07-28 client over stdio keeps a
+// subscriptions/listen request open for list_changed; when it leaves, the
+// answer to that cancelled request has nowhere to go, and the session ends
+// cleanly all the same.
+func TestRoundTripStdioEnds(t *testing.T) {
+	e := newEnv(t, autoApproveEcho)
+	e.srv.multiRoundTrip = true
+	cs := e.connectStdio(t, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
+	if got := cs.InitializeResult().ProtocolVersion; got != newestProtocol {
+		t.Fatalf("negotiated %s, want %s", got, newestProtocol)
+	}
+	if text, isErr := callText(t, cs, "enable_tools", openDocs); isErr {
+		t.Fatalf("enable_tools: %s", text)
+	}
+	// connectStdio's cleanup fails the test if ServeStdio ends with an error.
+}

@@ -122,7 +122,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	defer d.end()
 	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
 	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: drainWriter{d: d, w: w}})
-	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || clientGone(err)) {
 		return nil
 	}
 	return err
