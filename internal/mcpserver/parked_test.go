@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -346,4 +347,53 @@ func TestRoundTripStdioEnds(t *testing.T) {
 		t.Fatalf("enable_tools: %s", text)
 	}
 	// connectStdio's cleanup fails the test if ServeStdio ends with an error.
+}
+
+// TestRoundTripSubscriptionDenied: at 2026-07-28 a subscription is a
+// subscriptions/listen request (the Go client fires it and never reports
+// its answer, so this test speaks JSON-RPC itself): one for a URI that
+// names no file of an attached pack is refused with an error, one for a
+// declared resource is acknowledged.
+func TestRoundTripSubscriptionDenied(t *testing.T) {
+	e := newEnvPacks(t, "", "testdata/decl-pack")
+	e.srv.multiRoundTrip = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := mcp.NewInMemoryTransports()
+	c := e.srv.newConn()
+	done := make(chan error, 1)
+	go func() { done <- c.srv.Run(ctx, st) }()
+	defer func() { cancel(); <-done }()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	meta := map[string]any{
+		mcp.MetaKeyProtocolVersion:    newestProtocol,
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "raw", "version": "1"},
+		mcp.MetaKeyClientCapabilities: map[string]any{},
+	}
+	listen := func(n int64, uri string) jsonrpc.Message {
+		t.Helper()
+		id, _ := jsonrpc.MakeID(float64(n))
+		params, _ := json.Marshal(map[string]any{"_meta": meta, "notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
+		if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: "subscriptions/listen", Params: params}); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := conn.Read(ctx) // the refusal, or the acknowledgment
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	for i, uri := range []string{"x://not-declared", "data://decl-pack/..", "pack://decl-pack/../x.txt", "pack://other-pack/SKILL.md", "pack://decl-pack/data"} {
+		resp, ok := listen(int64(i+1), uri).(*jsonrpc.Response)
+		if !ok || resp.Error == nil {
+			t.Errorf("subscriptions/listen %s = %+v, want an error response", uri, resp)
+		}
+	}
+	if n, ok := listen(100, "docs://decl-pack/guide").(*jsonrpc.Request); !ok || n.Method != "notifications/subscriptions/acknowledged" {
+		t.Errorf("subscriptions/listen of a declared resource = %+v, want the acknowledgment", n)
+	}
 }
