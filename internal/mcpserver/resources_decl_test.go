@@ -299,7 +299,9 @@ func TestResourceSubscription(t *testing.T) {
 func TestResourceSubscriptionDenied(t *testing.T) {
 	ctx := context.Background()
 	e := newEnvPacks(t, "", "testdata/decl-pack")
-	cs := e.connect(t, "subscriber", nil)
+	// A 2025-11-25 client's resources/subscribe reports the refusal;
+	// TestRoundTripSubscriptionDenied covers 2026-07-28's subscriptions/listen.
+	cs := e.connectVersion(t, "subscriber", syncProtocol, nil)
 	if _, err := cs.ListResources(ctx, nil); err != nil { // the session's chat opens
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@
 //   - prompts: one per pack, for explicit invocation (like "/pack-name"),
 //     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
-//     elicitation/create; a call of any other client waits in the approval
+//     elicitation/create (from protocol 2026-07-28 on, through an "input
+//     required" result while the call waits, parked.go); a call of any other client waits in the approval
 //     queue in packs.db (internal/approve) until the person decides it with
 //     packs approve or in the web app, or a timeout denies it with a
 //     message that says how to approve;
@@ -87,7 +88,7 @@ type Server struct {
 	// queue's default. Tests shorten it.
 	poll time.Duration
 	// multiRoundTrip offers protocol versions newer than syncProtocol
-	// (parked.go). Off until every feature works at those versions.
+	// (parked.go); New turns it on. Off, such a client falls back.
 	multiRoundTrip bool
 }
 
@@ -102,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Chat.Logger == nil {
 		cfg.Chat.Logger = cfg.Logger
 	}
-	return &Server{cfg: cfg, log: cfg.Logger}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, multiRoundTrip: true}, nil
 }
 
 // ServeStdio serves one client that speaks newline-delimited JSON-RPC on r
