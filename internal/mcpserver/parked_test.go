@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -394,6 +396,16 @@ func TestRoundTripSubscriptionDenied(t *testing.T) {
 		}
 	}
 	if n, ok := listen(100, "docs://decl-pack/guide").(*jsonrpc.Request); !ok || n.Method != "notifications/subscriptions/acknowledged" {
-		t.Errorf("subscriptions/listen of a declared resource = %+v, want the acknowledgment", n)
+		t.Fatalf("subscriptions/listen of a declared resource = %+v, want the acknowledgment", n)
+	}
+	// Acknowledged means subscribed: a change is heard.
+	if err := os.WriteFile(filepath.Join(declPackDir(t, e), "docs", "guide.md"), []byte("# Guide v2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second) // a hang guard, not a timing assertion
+	defer rcancel()
+	msg, err := conn.Read(rctx)
+	if n, ok := msg.(*jsonrpc.Request); err != nil || !ok || n.Method != "notifications/resources/updated" || !strings.Contains(string(n.Params), "docs://decl-pack/guide") {
+		t.Errorf("after a change = %+v, %v; want notifications/resources/updated for docs://decl-pack/guide", msg, err)
 	}
 }

@@ -225,7 +225,9 @@ func TestResourceSubscription(t *testing.T) {
 	ctx := context.Background()
 	e := newEnvPacks(t, autoApproveReads, "testdata/decl-pack")
 	updated := make(chan string, 16)
-	cs := e.connect(t, "subscriber", &mcp.ClientOptions{
+	// A 2025-11-25 client's Subscribe returns once the subscription holds;
+	// TestRoundTripSubscriptionDenied covers 2026-07-28's subscriptions/listen.
+	cs := e.connectVersion(t, "subscriber", syncProtocol, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		},
