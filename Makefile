@@ -11,7 +11,7 @@ FUZZMINIMIZETIME ?= 5s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 
-.PHONY: build deps test bench examples run fuzz lint man pack-tests
+.PHONY: build deps test bench examples run fuzz lint man pack-tests builtins
 
 ## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
@@ -33,10 +33,15 @@ test: lint
 	$(MAKE) -C wasm-examples test
 	cd test/mcp-conformance && $(GO) test ./...
 	$(MAKE) pack-tests
+	cd internal/builtin/guest && $(GO) vet ./tools ./fetch && $(GO) test ./tools ./fetch
 
 ## pack-tests: every example pack's own cases (tests/*.yaml, recipe tests too) through `packs test`
 pack-tests: build
 	for dir in wasm-examples/*/; do $(BIN) test "$$dir"; done
+
+## builtins: rebuild the built-in packs' WebAssembly from internal/builtin/guest (commit wasm/ and digests.go after)
+builtins:
+	$(GO) generate ./internal/builtin
 
 ## bench: every benchmark, as a Markdown table
 bench:
@@ -55,6 +60,13 @@ fuzz:
 	for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
+		done; \
+	done
+	# The built-in packs' guest code is its own module.
+	cd internal/builtin/guest && for pkg in ./tools ./fetch; do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "== builtin guest $$pkg $$target ($(FUZZTIME))"; \
 			$(GO) test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) "$$pkg"; \
 		done; \
 	done

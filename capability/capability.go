@@ -22,17 +22,23 @@ const (
 	Network         Name = "network"
 	EnvRead         Name = "env_read"
 	SecretsAccess   Name = "secrets_access"
+	// AskPerson lets a guest ask the person a question during its call
+	// (hostfns' ask host function); its one resource is AskResource.
+	AskPerson Name = "ask_person"
 )
 
+// AskResource is the one resource of ask_person: the person behind the call.
+const AskResource = "person"
+
 // all lists every capability in a stable order.
-var all = [...]Name{TerminalExec, FilesystemRead, FilesystemWrite, Network, EnvRead, SecretsAccess}
+var all = [...]Name{TerminalExec, FilesystemRead, FilesystemWrite, Network, EnvRead, SecretsAccess, AskPerson}
 
 // All lists every capability in a stable order. It returns a new slice:
 // nothing outside this package can change the list.
 func All() []Name { return slices.Clone(all[:]) }
 
 // numNames is len(all), for arrays indexed by nameIndex.
-const numNames = 6
+const numNames = 7
 
 // nameIndex is n's position in All, or -1.
 func nameIndex(n Name) int {
@@ -51,7 +57,7 @@ func ParseName(s string) (Name, error) {
 			return n, nil
 		}
 	}
-	return "", fmt.Errorf("capability: unknown capability %q (want one of terminal_exec, filesystem_read, filesystem_write, network, env_read, secrets_access)", s)
+	return "", fmt.Errorf("capability: unknown capability %q (want one of terminal_exec, filesystem_read, filesystem_write, network, env_read, secrets_access, ask_person)", s)
 }
 
 // ErrDenied is the sentinel every denial wraps. Check it with errors.Is.

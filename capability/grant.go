@@ -367,3 +367,12 @@ func (d Decision) Record(pack, tool, invocation string) Exercise {
 type Recorder interface {
 	RecordExercise(e Exercise) error
 }
+
+// Ask decides whether the pack may put a question to the person
+// (ask_person). question is what the audit shows as the resource.
+func (g Grant) Ask(question string) Decision {
+	if !g.Has(AskPerson) {
+		return g.missing(AskPerson, question)
+	}
+	return allow(AskPerson, question, "ask_person granted")
+}

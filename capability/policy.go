@@ -102,6 +102,7 @@ type ceilingsSection struct {
 	Network         *[]string `toml:"network,omitempty"`
 	EnvRead         *[]string `toml:"env_read,omitempty"`
 	SecretsAccess   *[]string `toml:"secrets_access,omitempty"`
+	AskPerson       *[]string `toml:"ask_person,omitempty"`
 	MemoryMB        int64     `toml:"memory_mb,omitempty"`
 	Timeout         string    `toml:"timeout,omitempty"`
 	InputBytes      int64     `toml:"input_bytes,omitempty"`
@@ -120,6 +121,8 @@ func (c *ceilingsSection) list(n Name) **[]string {
 		return &c.Network
 	case EnvRead:
 		return &c.EnvRead
+	case AskPerson:
+		return &c.AskPerson
 	}
 	return &c.SecretsAccess
 }

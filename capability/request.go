@@ -22,6 +22,7 @@ type Request struct {
 	EnvRead         []string // variable names or prefixes with a trailing "*": "AWS_*"
 	SecretsAccess   []string // secret names; "reveal:NAME" lets the tool read the value (RevealPrefix)
 	SecretsInject   []SecretInjection
+	AskPerson       bool // the guest may ask the person questions (resource AskResource)
 	Limits          Limits
 
 	c *compiled // set by Compile: the patterns, parsed once
@@ -66,6 +67,8 @@ func (r Request) Has(n Name) bool {
 		return len(r.EnvRead) > 0
 	case SecretsAccess:
 		return len(r.SecretsAccess) > 0
+	case AskPerson:
+		return r.AskPerson
 	}
 	return false
 }
@@ -89,9 +92,16 @@ func (r Request) resources(n Name) []string {
 		return r.EnvRead
 	case SecretsAccess:
 		return r.SecretsAccess
+	case AskPerson:
+		if r.AskPerson {
+			return askResources
+		}
 	}
 	return nil
 }
+
+// askResources is what a request for ask_person asks for; never modified.
+var askResources = []string{AskResource}
 
 // PatternError reports a pattern that does not compile. Field is the
 // capability, Index the position in its list.
@@ -123,6 +133,7 @@ type compiled struct {
 	env      []EnvPattern
 	secrets  []string
 	inject   []SecretInjection
+	ask      bool
 }
 
 func (r Request) compile() (compiled, error) {
@@ -133,6 +144,7 @@ func (r Request) compile() (compiled, error) {
 		hosts:    make([]HostPattern, 0, len(r.Network)),
 		env:      make([]EnvPattern, 0, len(r.EnvRead)),
 		secrets:  make([]string, 0, len(r.SecretsAccess)),
+		ask:      r.AskPerson,
 	}
 	for i, s := range r.TerminalExec.Commands {
 		if err := checkCommand(s); err != nil {

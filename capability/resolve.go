@@ -301,6 +301,10 @@ func toSpace(n Name, c *compiled, env Env) (space []item, dropped []string) {
 		for i, s := range c.secrets {
 			space[i] = item{raw: s}
 		}
+	case AskPerson:
+		if c.ask {
+			space = []item{{raw: AskResource}}
+		}
 	case FilesystemRead, FilesystemWrite:
 		rules := c.read
 		if n == FilesystemWrite {
@@ -459,6 +463,8 @@ func within(n Name, r, c item) bool {
 		// A bare ceiling "git" covers "/usr/bin/git"; an absolute one covers
 		// only itself.
 		return r.raw == c.raw || !filepath.IsAbs(c.raw) && filepath.Base(r.raw) == c.raw
+	case AskPerson:
+		return r.raw == c.raw
 	case SecretsAccess:
 		// A reveal grant covers injecting the same secret.
 		return r.raw == c.raw || c.raw == RevealPrefix+r.raw
@@ -528,5 +534,7 @@ func setResources(r *Request, n Name, res []string) {
 		r.EnvRead = res
 	case SecretsAccess:
 		r.SecretsAccess = res
+	case AskPerson:
+		r.AskPerson = len(res) > 0
 	}
 }

@@ -138,3 +138,36 @@ func BenchmarkHTTPFetch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAsk is the host's side of one question (parse, decide, record,
+// ask a person who answers at once, check the answer, record), against
+// its peer, the host's side of one progress report.
+func BenchmarkAsk(b *testing.B) {
+	c, _ := newCall(b, capability.Request{AskPerson: true})
+	c.Recorder = &countRecorder{}
+	ctx := WithAsker(context.Background(), &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 2.0}}})
+	q := []byte(nameQuestion)
+	b.Run("ask", func(b *testing.B) {
+		for b.Loop() {
+			c.asked = 0
+			if _, err := c.ask(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("progress (peer)", func(b *testing.B) {
+		c.progressed = 0
+		n := 0.0
+		for b.Loop() {
+			n++
+			p, err := parseProgress([]byte(`{"progress": 1, "total": 2, "message": "Which name?"}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Progress = n
+			if err := c.progress(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

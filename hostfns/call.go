@@ -11,12 +11,15 @@
 //	env_read                Environ (WASI environment and Extism config) and the
 //	                        config_get host function
 //	network                 http_request, http_status_code, http_headers
-//	                        (NetworkNamespace, Extism's signatures)
+//	                        (NetworkNamespace, Extism's signatures), and
+//	                        http_truncated
 //	terminal_exec           Exec and the exec host function (ExecNamespace)
 //	secrets_access          injection into http_request (WithSecrets), and
 //	                        secret_get for a reveal grant (SecretsNamespace)
 //	(always)                log_* and get_log_level (LogNamespace), config_get
 //	                        (ConfigNamespace), progress (ProgressNamespace)
+//	ask_person              ask (AskNamespace): always linked, it checks the
+//	                        grant at each question and answers "denied"
 //
 // A guest whose grant lacks a group does not get a function that refuses: it
 // gets no function at all, and Require turns the missing import into a denial
@@ -47,6 +50,9 @@ var (
 	ErrInvalidRequest = errors.New("hostfns: invalid request")
 	// ErrResponseTooLarge means an HTTP response body passed MaxResponseBytes.
 	ErrResponseTooLarge = errors.New("hostfns: http response too large")
+	// ErrFirstByteTimeout means a server sent no response headers within
+	// the request's first_byte_timeout_ms.
+	ErrFirstByteTimeout = errors.New("hostfns: server did not respond in time")
 	// ErrCommandNotFound means a granted command is not an executable file on
 	// the fixed exec PATH (or at its absolute path).
 	ErrCommandNotFound = errors.New("hostfns: command not found")
@@ -87,10 +93,12 @@ type Call struct {
 	env     map[string]string // what Environ exposed, served by config_get
 	status  int32             // last HTTP status code
 	headers map[string]string // last HTTP response headers
+	cut     bool              // the last HTTP body was cut by its body timeout
 	logged  int               // bytes of guest log and progress messages written so far
 	// the guest's progress reports so far, and the last one's value
 	progressed   int
 	lastProgress float64
+	asked        int // questions put to the person so far (ask.go)
 }
 
 type callKey struct{}

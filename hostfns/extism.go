@@ -12,7 +12,7 @@ import (
 
 // Host module names of packs host ABI v1 (docs/abi.md).
 const (
-	NetworkNamespace = "packs:host/network" // http_request, http_status_code, http_headers
+	NetworkNamespace = "packs:host/network" // http_request, http_status_code, http_headers, http_truncated
 	ExecNamespace    = "packs:host/exec"    // exec
 	LogNamespace     = "packs:host/log"     // log_trace ... log_error, get_log_level
 	ConfigNamespace  = "packs:host/config"  // config_get
@@ -23,7 +23,8 @@ const (
 // http_headers (NetworkNamespace); terminal_exec adds exec (ExecNamespace);
 // secrets_access adds secret_get (SecretsNamespace), which Require serves
 // only to a grant that reveals; the log functions (LogNamespace),
-// config_get (ConfigNamespace) and progress (ProgressNamespace) are always
+// config_get (ConfigNamespace), progress (ProgressNamespace) and ask
+// (AskNamespace, which checks ask_person at each question) are always
 // there. Other names in groups add nothing. Per-call state comes from
 // the context (WithCall), so one set serves every instance; the set owns one
 // http.Client that keeps no idle connections.
@@ -37,6 +38,7 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 		fn(LogNamespace, "get_log_level", getLogLevel, nil, extism.ValueTypeI32),
 		fn(ConfigNamespace, "config_get", configGet, ptr, extism.ValueTypePTR),
 		fn(ProgressNamespace, "progress", progressHost, ptr),
+		fn(AskNamespace, "ask", askHost, ptr, extism.ValueTypePTR),
 	}
 	seen := map[capability.Name]bool{}
 	for _, g := range groups {
@@ -51,6 +53,7 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 				fn(NetworkNamespace, "http_request", n.request, []extism.ValueType{extism.ValueTypePTR, extism.ValueTypePTR}, extism.ValueTypePTR),
 				fn(NetworkNamespace, "http_status_code", n.statusCode, nil, extism.ValueTypeI32),
 				fn(NetworkNamespace, "http_headers", n.headers, nil, extism.ValueTypePTR),
+				fn(NetworkNamespace, "http_truncated", n.truncated, nil, extism.ValueTypeI32),
 			)
 		case capability.TerminalExec:
 			fns = append(fns, fn(ExecNamespace, "exec", execHost, ptr, extism.ValueTypePTR))

@@ -9,14 +9,15 @@ import (
 )
 
 // TestExtismFunctions: a group's host functions exist only when it is
-// asked for; log, config and progress are always there.
+// asked for; log, config, progress and ask (which checks ask_person at
+// each question) are always there.
 func TestExtismFunctions(t *testing.T) {
 	always := []string{
 		LogNamespace + ".log_trace", LogNamespace + ".log_debug", LogNamespace + ".log_info",
 		LogNamespace + ".log_warn", LogNamespace + ".log_error", LogNamespace + ".get_log_level",
-		ConfigNamespace + ".config_get", ProgressNamespace + ".progress",
+		ConfigNamespace + ".config_get", ProgressNamespace + ".progress", AskNamespace + ".ask",
 	}
-	network := []string{NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers"}
+	network := []string{NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers", NetworkNamespace + ".http_truncated"}
 	exec := []string{ExecNamespace + ".exec"}
 	cases := []struct {
 		groups []capability.Name

@@ -250,18 +250,59 @@ func (c *Call) decideURL(u *url.URL, port uint16) error {
 
 // HTTPRequest is the request a guest passes to http_request, as Extism's
 // PDKs encode it.
+//
+// Two fields are packs' own (docs/abi.md §4.2), both optional:
+// FirstByteTimeoutMS fails the request (ErrFirstByteTimeout) when the
+// response headers have not arrived in time; BodyTimeoutMS hands back what
+// arrived of the body when the rest takes longer (counted from the
+// headers), and http_truncated then answers 1. A body timeout never runs
+// past the call's own deadline: the host stops reading a little before it,
+// so the guest still gets the partial body.
 type HTTPRequest struct {
-	URL     string            `json:"url"`
-	Method  string            `json:"method,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
+	URL                string            `json:"url"`
+	Method             string            `json:"method,omitempty"`
+	Headers            map[string]string `json:"headers,omitempty"`
+	FirstByteTimeoutMS int64             `json:"first_byte_timeout_ms,omitempty"`
+	BodyTimeoutMS      int64             `json:"body_timeout_ms,omitempty"`
 }
 
 // HTTPResponse is what http_request hands back: the status and headers
 // (served by http_status_code and http_headers) and the body.
 type HTTPResponse struct {
-	Status  int
-	Headers map[string]string // lower-case names, values joined by ","
-	Body    []byte
+	Status    int
+	Headers   map[string]string // lower-case names, values joined by ","
+	Body      []byte
+	Truncated bool // the body timeout cut Body short
+}
+
+// Why a request's own context was cancelled.
+var (
+	errFirstByte = errors.New("first byte timeout")
+	errBodyTime  = errors.New("body timeout")
+)
+
+// deadlineMargin is how long before the call's deadline a body timeout
+// hands back what arrived: time for the guest to answer with it.
+const deadlineMargin = 500 * time.Millisecond
+
+// bodyTimeout is how long the body may take: the request's body timeout,
+// shortened to end deadlineMargin before ctx's deadline; 0 means no timeout.
+func bodyTimeout(ctx context.Context, ms int64) time.Duration {
+	d := time.Duration(ms) * time.Millisecond
+	if dl, ok := ctx.Deadline(); ok && ms > 0 {
+		if left := time.Until(dl) - deadlineMargin; left > 0 && left < d {
+			d = left
+		}
+	}
+	return d
+}
+
+// seconds writes d for a person: "1 second", "2.5 seconds".
+func seconds(d time.Duration) string {
+	if d == time.Second {
+		return "1 second"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " seconds"
 }
 
 // fetch performs one guest request for c: scheme and host decided and
@@ -282,15 +323,34 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(WithCall(ctx, c), method, u.String(), rd)
+	if r.FirstByteTimeoutMS < 0 || r.BodyTimeoutMS < 0 {
+		return HTTPResponse{}, fmt.Errorf("%w: a timeout is negative", ErrInvalidRequest)
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(WithCall(rctx, c), method, u.String(), rd)
 	if err != nil {
 		return HTTPResponse{}, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
 	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
+	firstByte := time.Duration(r.FirstByteTimeoutMS) * time.Millisecond
+	var first *time.Timer
+	if firstByte > 0 {
+		first = time.AfterFunc(firstByte, func() { cancel(errFirstByte) })
+	}
 	resp, err := n.clientFor(ctx).Do(req)
+	// The headers arrived (or the request failed): the first-byte timer no
+	// longer applies. A timer that fired meanwhile still fails the request.
+	if first != nil && !first.Stop() && err == nil {
+		resp.Body.Close()
+		err = errFirstByte
+	}
 	if err != nil {
+		if errors.Is(context.Cause(rctx), errFirstByte) {
+			return HTTPResponse{}, fmt.Errorf("%w: %s %s: server did not respond within %s", ErrFirstByteTimeout, method, resource(u), seconds(firstByte))
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			// Keep our sentinels reachable and the query string out of the message.
@@ -299,7 +359,15 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 		return HTTPResponse{}, err
 	}
 	defer resp.Body.Close()
+	if d := bodyTimeout(ctx, r.BodyTimeoutMS); d > 0 {
+		t := time.AfterFunc(d, func() { cancel(errBodyTime) })
+		defer t.Stop()
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	truncated := false
+	if err != nil && errors.Is(context.Cause(rctx), errBodyTime) {
+		truncated, err = true, nil
+	}
 	if err != nil {
 		return HTTPResponse{}, fmt.Errorf("hostfns: http %s %s: reading the body: %w", method, resource(u), err)
 	}
@@ -308,7 +376,7 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 	}
 	// A server that echoes an injected secret does not hand it to the guest.
 	sec := secretsFrom(ctx)
-	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: sec.Mask(b)}
+	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: sec.Mask(b), Truncated: truncated}
 	for k, v := range resp.Header {
 		out.Headers[strings.ToLower(k)] = sec.MaskString(strings.Join(v, ","))
 	}
@@ -322,7 +390,7 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 func (n *network) request(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 	c := mustCall(ctx)
 	c.mu.Lock()
-	c.status, c.headers = 0, nil
+	c.status, c.headers, c.cut = 0, nil, false
 	c.mu.Unlock()
 	var r HTTPRequest
 	if err := json.Unmarshal(mustReadBytes(p, stack[0]), &r); err != nil {
@@ -337,7 +405,7 @@ func (n *network) request(ctx context.Context, p *extism.CurrentPlugin, stack []
 		panic(err)
 	}
 	c.mu.Lock()
-	c.status, c.headers = int32(resp.Status), resp.Headers
+	c.status, c.headers, c.cut = int32(resp.Status), resp.Headers, resp.Truncated
 	c.mu.Unlock()
 	if len(resp.Body) == 0 {
 		stack[0] = 0
@@ -353,6 +421,19 @@ func (n *network) statusCode(ctx context.Context, _ *extism.CurrentPlugin, stack
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stack[0] = extism.EncodeI32(c.status)
+}
+
+// truncated is http_truncated() -> i32: 1 when the body timeout of the
+// last request cut its body short, else 0 (docs/abi.md §4.2).
+func (n *network) truncated(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	c := mustCall(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		stack[0] = 1
+	} else {
+		stack[0] = 0
+	}
 }
 
 // headers is http_headers() -> i64: the last response's headers as a JSON

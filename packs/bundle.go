@@ -83,6 +83,13 @@ func (h *Home) origin(integrity string) ([]byte, []byte) {
 // with PackArchive; its signature; and its lock entry. A pack whose files
 // no longer match its lock entry is refused. It returns the entries.
 func (h *Home) ExportBundle(ctx context.Context, w io.Writer, names []string) ([]LockEntry, error) {
+	// One stable view: packs.lock read once, each folder checked against
+	// the entry read, nothing installed or removed meanwhile.
+	unlock, err := h.lock(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	lf, err := h.ReadLock()
 	if err != nil {
 		return nil, err
@@ -112,7 +119,7 @@ func (h *Home) ExportBundle(ctx context.Context, w io.Writer, names []string) ([
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := h.Verify(e.Name); err != nil {
+		if _, err := h.verifyEntry(nil, e); err != nil {
 			return nil, fmt.Errorf("packs: bundle export: %w", err)
 		}
 		data, sig := h.origin(e.Integrity)

@@ -47,6 +47,12 @@ type Content struct {
 // lstat per file instead of reading them all again. It is safe for
 // concurrent use; the zero value is ready.
 type ContentCache struct {
+	// KeepModules makes Read keep the bytes of each WebAssembly module
+	// (".wasm" file) it hashes until TakeModule takes them: a command that
+	// checks a pack and then runs one of its tools reads the module once.
+	// A long-lived process leaves it off (the bytes would stay in memory).
+	KeepModules bool
+
 	mu   sync.Mutex
 	dirs map[string]*cachedContent
 }
@@ -54,6 +60,7 @@ type ContentCache struct {
 type cachedContent struct {
 	stamps  map[string]Stamp
 	content Content
+	kept    map[string][]byte // KeepModules: module bytes not taken yet
 }
 
 // Read returns the content of the pack folder dir.
@@ -79,10 +86,15 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 	}
 	h := sha256.New()
 	files := map[string]string{}
-	if err := digestTo(h, dir, entries, files); err != nil {
+	var kept map[string][]byte
+	if c.KeepModules {
+		kept = map[string][]byte{}
+	}
+	if err := digestTo(h, dir, entries, files, kept); err != nil {
 		return Content{}, err
 	}
-	fresh := &cachedContent{stamps: make(map[string]Stamp, len(entries)), content: Content{Digest: DigestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
+	fresh := &cachedContent{stamps: make(map[string]Stamp, len(entries)), kept: kept,
+		content: Content{Digest: DigestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
 	for _, e := range entries {
 		fresh.stamps[e.rel] = e.stamp
 	}
@@ -93,6 +105,25 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 	c.dirs[dir] = fresh
 	c.mu.Unlock()
 	return fresh.content, nil
+}
+
+// TakeModule returns the bytes of the module rel (slash-separated, relative
+// to the pack folder dir) as the last Read of dir hashed them (KeepModules),
+// with their hex SHA-256 and the stamp the file had, and forgets them. It
+// returns false when Read kept no such bytes.
+func (c *ContentCache) TakeModule(dir, rel string) ([]byte, string, Stamp, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cached := c.dirs[dir]
+	if cached == nil {
+		return nil, "", Stamp{}, false
+	}
+	data, ok := cached.kept[rel]
+	if !ok {
+		return nil, "", Stamp{}, false
+	}
+	delete(cached.kept, rel)
+	return data, cached.content.Files[rel], cached.stamps[rel], true
 }
 
 // Verify reads dir and checks that its digest is want (a packs.lock

@@ -37,7 +37,7 @@ func Digest(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := digestTo(h, dir, entries, nil); err != nil {
+	if err := digestTo(h, dir, entries, nil, nil); err != nil {
 		return "", err
 	}
 	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
@@ -96,8 +96,10 @@ func digestEntries(dir string) ([]digestEntry, error) {
 }
 
 // digestTo writes the canonical content of entries to h. When files is not
-// nil, it also stores the SHA-256 of each regular file in it, by rel.
-func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]string) error {
+// nil, it also stores the SHA-256 of each regular file in it, by rel. When
+// kept is not nil, it also stores there the bytes of each WebAssembly
+// module (a ".wasm" file) as it hashed them.
+func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]string, kept map[string][]byte) error {
 	var head []byte
 	for _, e := range entries {
 		head = append(head[:0], e.rel...)
@@ -123,7 +125,15 @@ func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]s
 			continue
 		}
 		fh := sha256.New()
-		if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
+		if kept != nil && strings.HasSuffix(e.rel, ".wasm") {
+			data, err := readFileSize(e.path, e.size)
+			if err != nil {
+				return err
+			}
+			h.Write(data)
+			fh.Write(data)
+			kept[e.rel] = data
+		} else if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
 			return err
 		}
 		files[e.rel] = hex.EncodeToString(fh.Sum(nil))
@@ -147,6 +157,25 @@ func hashFile(h io.Writer, p string, size int64) error {
 		return fmt.Errorf("packs: digest: %s changed size while it was read (%d bytes, then %d): try again", p, size, n)
 	}
 	return nil
+}
+
+// readFileSize reads the file at p, which must hold exactly size bytes
+// (else it changed while we read it).
+func readFileSize(p string, size int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("packs: digest: %w", err)
+	}
+	defer f.Close()
+	data := make([]byte, size)
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("packs: digest: %w", err)
+	}
+	if m, _ := f.Read(make([]byte, 1)); int64(n) != size || m != 0 {
+		return nil, fmt.Errorf("packs: digest: %s changed size while it was read (%d bytes, then %d): try again", p, size, int64(n+m))
+	}
+	return data, nil
 }
 
 // fileKindName names a file mode that a pack may not hold.

@@ -18,7 +18,8 @@
 //	yaml-syntax               [error]   the frontmatter is not valid YAML
 //	yaml-lenient              [warning] an unquoted ": " inside a value was quoted so the YAML parses
 //	duplicate-key             [error]   a frontmatter key appears twice
-//	unknown-key               [warning] a frontmatter key or tools.json field that the format does not define
+//	unknown-key               [warning] a frontmatter key or tools.json field that no format defines (Agent Skills, Claude Code, Codex; tools.json)
+//	allowed-tools             [warning] an allowed-tools entry stands for a capability skill.toml does not request (MapAllowedTools)
 //	field-type                [e/w]     a frontmatter value of the wrong type (warning when a scalar can stand for the string)
 //	name-missing              [error]   no frontmatter name
 //	name-format               [error]   name is not 1-64 of a-z0-9- without leading, trailing or double "-"
@@ -32,7 +33,15 @@
 //	toml-type                 [error]   a skill.toml value has the wrong type
 //	toml-unknown-key          [error]   a skill.toml key that spec 001 does not define
 //	manifest-version          [error]   [skill].version is not a semantic version
-//	api-version               [error]   [skill].api_version is not a supported 1.x version
+//	api-version               [error]   [skill].api_version is not one this build reads (APIVersion's major, a minor up to its own)
+//	manifest-unsupported      [error]   a spec 001 key that packs does not act on (min_caro_version, [knowledge] topics, [recipes] files, [executable], [suggestions], [features])
+//	provides-mismatch         [error]   [provides] says the pack ships recipes or tools it does not, or not those it does
+//	knowledge                 [error]   a [knowledge] priority or max_context_tokens out of range
+//	platform-value            [error]   an unknown [platform] os or arch, or a tool that is not a program name
+//	platform-os               [e/w]     this machine's OS is not in [platform].os (CheckHost: error at add, warning at validate)
+//	platform-arch             [e/w]     this machine's architecture is not in [platform].arch (likewise)
+//	platform-tool             [e/w]     a required tool is not installed (likewise), an optional one (warning), or a tool terminal_exec blocks (error)
+//	dependency                [e/w]     a [dependencies] entry that does not parse (error), or a pack not installed in that version (CheckHost)
 //	capability-pattern        [error]   a capability entry that does not parse (host, env, path or command pattern)
 //	capability-invalid        [error]   a capability request that cannot be honoured as written
 //	limits                    [error]   a [limits] value out of range or given twice

@@ -23,6 +23,39 @@ type Frontmatter struct {
 	Compatibility string
 	Metadata      map[string]string
 	AllowedTools  []string // "allowed-tools": a space-separated string or a YAML list
+	// AllowedToolsLine is the line of allowed-tools in the entry doc.
+	AllowedToolsLine int
+	// Foreign are the keys other tools define for skills (Claude Code,
+	// Codex) that the entry doc sets: recognized, not unknown, and each
+	// with what packs does with it (packs lint says so).
+	Foreign []ForeignKey
+}
+
+// ForeignKey is a frontmatter key another tool defines, where it was set
+// and what packs does with it.
+type ForeignKey struct {
+	Key, Tool, Does string
+	Line            int
+}
+
+// foreignKeys are the skill frontmatter keys of Claude Code
+// (code.claude.com/docs/en/skills) and what packs does with each. Codex
+// reads the Agent Skills keys, with its own settings in metadata and
+// agents/openai.yaml, which packs leaves alone.
+var foreignKeys = map[string]struct{ tool, does string }{
+	"disable-model-invocation": {"Claude Code", "packs offers a pack to the model only when the person attached it to the chat, which is already the person's choice; the key changes nothing here"},
+	"user-invocable":           {"Claude Code", "packs has no / menu of skills: the person attaches packs (packs chat --attach, the web app); the key changes nothing here"},
+	"argument-hint":            {"Claude Code", "packs has no slash-command arguments: the hint is not shown"},
+	"arguments":                {"Claude Code", "packs has no slash-command arguments: $ARGUMENTS in the body stays as written"},
+	"model":                    {"Claude Code", "the person picks the model (packs chat --model); a pack never does"},
+	"effort":                   {"Claude Code", "the person picks the model and its settings; a pack never does"},
+	"context":                  {"Claude Code", "packs runs every pack in the chat itself, never in a forked sub-agent"},
+	"agent":                    {"Claude Code", "packs has no sub-agents: the key changes nothing here"},
+	"hooks":                    {"Claude Code", "packs never runs a pack's hooks: commands run only as tools, through the gate and a terminal_exec grant"},
+	"paths":                    {"Claude Code", "packs does not activate packs by file paths: the person attaches them"},
+	"shell":                    {"Claude Code", "packs runs no shell: !`command` blocks in the body are not executed"},
+	"when_to_use":              {"Claude Code", "packs shows the model the description only: move this text into description"},
+	"version":                  {"several tools", "packs reads a pack's version from skill.toml's [skill] version (or metadata.version): move it there"},
 }
 
 const (
@@ -258,8 +291,13 @@ func parseFrontmatter(content []byte, file, folder string, rep *reporter) (Front
 			fm.Metadata, st = metadataField(v, file, line, lm, rep)
 		case "allowed-tools":
 			fm.AllowedTools, st = allowedToolsField(v, file, line, lm, rep)
+			fm.AllowedToolsLine = line
 		default:
-			rep.warnf(file, line, "unknown-key", "%q is not an Agent Skills frontmatter key (name, description, license, compatibility, metadata, allowed-tools): move it under metadata or remove it", key)
+			if f, ok := foreignKeys[key]; ok {
+				fm.Foreign = append(fm.Foreign, ForeignKey{Key: key, Tool: f.tool, Does: f.does, Line: line})
+				continue
+			}
+			rep.warnf(file, line, "unknown-key", "%q is not an Agent Skills frontmatter key (name, description, license, compatibility, metadata, allowed-tools) nor one Claude Code or Codex defines: move it under metadata or remove it", key)
 		}
 		if st == fieldBad {
 			ok = false
@@ -352,15 +390,16 @@ func metadataField(v *yaml.Node, file string, line int, lm yamlLines, rep *repor
 	return m, fieldOK
 }
 
-// allowedToolsField accepts the specification's space-separated string and
-// the YAML list that many packs write instead.
+// allowedToolsField accepts the specification's space-separated string
+// (Claude Code writes commas too: "Read, Grep, Bash(git *)") and the YAML
+// list that many packs write instead.
 func allowedToolsField(v *yaml.Node, file string, line int, lm yamlLines, rep *reporter) ([]string, fieldState) {
 	switch v.Kind {
 	case yaml.ScalarNode:
 		if v.Tag == "!!null" {
 			return nil, fieldAbsent
 		}
-		return strings.Fields(v.Value), fieldOK
+		return splitAllowedTools(v.Value), fieldOK
 	case yaml.SequenceNode:
 		out := make([]string, 0, len(v.Content))
 		for _, item := range v.Content {

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/packs-run/packs/capability"
 )
 
 // parseFM runs the streaming frontmatter reader on doc for a folder "pack".
@@ -122,8 +125,11 @@ func TestFrontmatterFindings(t *testing.T) {
 		{"tab-indent", "---\nname: pack\ndescription: d\nmetadata:\n\tx: y\n---\nbody\n", []string{"error:yaml-syntax@5"}},
 		{"alias", "---\nname: &n pack\ndescription: *n\n---\nbody\n", nil},
 		{"binary-body", "---\nname: pack\ndescription: d\n---\nbody\x00\x01\n", []string{"error:encoding@5"}},
-		{"unknown-keys", "---\nname: pack\nversion: 1\ndescription: d\nauthor: me\n---\nbody\n", []string{"warning:unknown-key@3", "warning:unknown-key@5"}},
+		{"unknown-keys", "---\nname: pack\ntags: 1\ndescription: d\nauthor: me\n---\nbody\n", []string{"warning:unknown-key@3", "warning:unknown-key@5"}},
 		{"scalar-frontmatter", "---\njust text\n---\nbody\n", []string{"error:frontmatter-type@2"}},
+		// Claude Code's keys are recognized, not unknown (packs lint explains them).
+		{"claude-code-keys", "---\nname: pack\ndescription: d\ndisable-model-invocation: true\nuser-invocable: false\nargument-hint: [file]\nmodel: haiku\neffort: low\ncontext: fork\nagent: Explore\nhooks:\n  Stop: []\npaths: src/**\nshell: bash\nwhen_to_use: x\nversion: 1.0\narguments: [a]\n---\nbody\n", nil},
+		{"claude-code-allowed-tools", "---\nname: pack\ndescription: d\nallowed-tools: Read, Grep, Bash(git log *)\n---\nbody\n", nil},
 		{"whitespace-body", "---\nname: pack\ndescription: d\n---\n\n  \n", []string{"warning:body-empty@4"}},
 	}
 	for _, tc := range cases {
@@ -197,5 +203,144 @@ func TestSuggestName(t *testing.T) {
 		if got := suggestName(in); got != want {
 			t.Errorf("suggestName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestForeignKeys records each Claude Code key with its line and what packs
+// does with it.
+func TestForeignKeys(t *testing.T) {
+	fm, _, fs := parseFM("---\nname: pack\ndescription: d\nmodel: haiku\nhooks:\n  Stop: []\n---\nbody\n")
+	if len(fs) != 0 {
+		t.Fatalf("findings %v", fs)
+	}
+	if len(fm.Foreign) != 2 || fm.Foreign[0].Key != "model" || fm.Foreign[0].Line != 4 || fm.Foreign[1].Key != "hooks" || fm.Foreign[1].Line != 5 ||
+		fm.Foreign[0].Tool != "Claude Code" || !strings.Contains(fm.Foreign[1].Does, "never runs") {
+		t.Errorf("foreign = %+v", fm.Foreign)
+	}
+}
+
+func TestSplitAllowedTools(t *testing.T) {
+	cases := map[string][]string{
+		"Read Write\tBash":                        {"Read", "Write", "Bash"},
+		"Read, Grep, Bash(git log *)":             {"Read", "Grep", "Bash(git log *)"},
+		"Bash(git:*),WebFetch(domain:x.com)":      {"Bash(git:*)", "WebFetch(domain:x.com)"},
+		"  ":                                      nil,
+		"Bash(a (b) c) Read":                      {"Bash(a (b) c)", "Read"},
+		"Bash(unclosed Read":                      {"Bash(unclosed Read"},
+		"Bash(npm run test:*), Edit(src/**/*.ts)": {"Bash(npm run test:*)", "Edit(src/**/*.ts)"},
+	}
+	for in, want := range cases {
+		if got := splitAllowedTools(in); !slices.Equal(got, want) {
+			t.Errorf("splitAllowedTools(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMapAllowedTools maps Claude Code's allowed-tools entries to packs'
+// capability requests, and says why where it cannot.
+func TestMapAllowedTools(t *testing.T) {
+	cases := []struct {
+		entry string
+		want  string // the request as "cap resource", "default", or "unmapped"
+		wider bool
+	}{
+		{"Bash(git:*)", "terminal_exec git", false},
+		{"Bash(git)", "terminal_exec git", false},
+		{"Bash(git log *)", "terminal_exec git", true},
+		{"Bash(npm run test:*)", "terminal_exec npm", true},
+		{"Bash(/usr/bin/jq:*)", "terminal_exec /usr/bin/jq", false},
+		{"Bash", "unmapped", false},
+		{"Bash(*)", "unmapped", false},
+		{"Bash(scripts/echo.sh)", "unmapped", false},
+		{"Bash(rm -rf /)", "terminal_exec rm", true},
+		{"Read", "default", false},
+		{"Grep", "default", false},
+		{"Write", "default", false},
+		{"Read(~/.aws/config)", "filesystem_read ~/.aws/config", false},
+		{"Read(//etc/hosts)", "filesystem_read /etc/hosts", false},
+		{"Edit(docs/*.md)", "filesystem_write ./docs/*.md", false},
+		{"Read(../secret)", "unmapped", false},
+		{"Edit(src/**/*.ts)", "unmapped", false},
+		{"WebFetch(domain:docs.rs)", "network docs.rs", false},
+		{"WebFetch", "unmapped", false},
+		{"WebFetch(domain:http://x)", "unmapped", false},
+		{"WebSearch", "unmapped", false},
+		{"Task", "unmapped", false},
+		{"mcp__github__create_issue", "unmapped", false},
+		{"Teleport", "unmapped", false},
+		{"Bash(git", "unmapped", false},
+	}
+	for _, tc := range cases {
+		m := MapAllowedTools([]string{tc.entry})[0]
+		got := "unmapped"
+		switch {
+		case m.Default:
+			got = "default"
+		case m.Unmapped == "":
+			n := m.Request.Names()
+			if len(n) != 1 || len(m.Request.Resources(n[0])) != 1 {
+				t.Errorf("%s: request %+v", tc.entry, m.Request)
+				continue
+			}
+			got = string(n[0]) + " " + m.Request.Resources(n[0])[0]
+		}
+		if got != tc.want || m.Wider != tc.wider || (got == "unmapped") != (m.Unmapped != "") {
+			t.Errorf("%s: got %q wider=%t (%q), want %q wider=%t", tc.entry, got, m.Wider, m.Unmapped, tc.want, tc.wider)
+		}
+	}
+}
+
+// TestAllowedToolsRequest: without skill.toml, what allowed-tools maps to
+// is the pack's request (the person still grants it); with skill.toml,
+// skill.toml is the request and a mapped entry it lacks is reported (an
+// entry packs cannot grant is packs lint's).
+func TestAllowedToolsRequest(t *testing.T) {
+	doc := "---\nname: p\ndescription: d\nallowed-tools: Read, Bash(git:*), WebFetch(domain:docs.rs), WebSearch\n---\nbody\n"
+	cases := []struct {
+		name     string
+		manifest string
+		want     []string
+		request  capability.Request
+	}{
+		{"no-skill-toml", "", nil,
+			capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"git"}}, Network: []string{"docs.rs"}}},
+		{"skill-toml-covers", "[capabilities]\nterminal_exec = { commands = [\"git\"] }\nnetwork = [\"docs.rs\"]\n", nil,
+			capability.Request{TerminalExec: capability.ExecRequest{Commands: []string{"git"}}, Network: []string{"docs.rs"}}},
+		{"skill-toml-lacks", "[capabilities]\nnetwork = [\"docs.rs\"]\n", []string{"SKILL.md:4:warning:allowed-tools"},
+			capability.Request{Network: []string{"docs.rs"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "p")
+			files := map[string]string{"SKILL.md": doc}
+			if tc.manifest != "" {
+				files["skill.toml"] = tc.manifest
+			}
+			writePackFiles(t, dir, files)
+			p, err := Load(dir, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := spotList(p.Findings); !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v\n%v", got, tc.want, p.Findings)
+			}
+			got := p.Request()
+			if !slices.Equal(got.TerminalExec.Commands, tc.request.TerminalExec.Commands) || !slices.Equal(got.Network, tc.request.Network) || len(got.FilesystemRead) != 0 {
+				t.Errorf("request = %+v, want %+v", got, tc.request)
+			}
+		})
+	}
+}
+
+// TestAllowedToolsCoverExecTools: without skill.toml, an exec tool whose
+// command allowed-tools names is requested, so it draws no exec-grant
+// warning; one allowed-tools does not name still does.
+func TestAllowedToolsCoverExecTools(t *testing.T) {
+	tools := `[{"name":"ls","description":"List.\nOne more line.","input_schema":{"type":"object"},"run":{"exec":["ls"]}},
+{"name":"wc","description":"Count.\nOne more line.","input_schema":{"type":"object"},"run":{"exec":["wc"]}}]`
+	dir := filepath.Join(t.TempDir(), "p")
+	writePackFiles(t, dir, map[string]string{"SKILL.md": "---\nname: p\ndescription: d\nallowed-tools: Bash(ls:*)\n---\nbody\n", "tools.json": tools})
+	if got, want := spotList(Validate(dir, LoadOptions{})), []string{"tools.json:2:warning:exec-grant"}; !slices.Equal(got, want) {
+		t.Errorf("findings = %v, want %v", got, want)
 	}
 }

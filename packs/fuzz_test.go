@@ -86,6 +86,9 @@ func FuzzManifest(f *testing.F) {
 		"[limits]\nmemory_mb = 1\ntimeout = \"1h\"\n",
 		"capabilities.network = [\"*.a.b\"]\n",
 		"[capabilities]\nterminal_exec = { commands = [\"git\"], blocked = [\"git\"] }\n",
+		"[dependencies]\na = \">=1.0, <2\"\n\"b.c\" = { version = \"^0.1\", optional = true }\n",
+		"[platform]\nos = [\"macos\"]\narch = [\"aarch64\"]\nrequired_tools = [\"git\"]\n[knowledge]\npriority = 5\n",
+		"executable.exports = [\"f\"]\n[suggestions]\nx = \"y\"\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -97,6 +100,32 @@ func FuzzManifest(f *testing.F) {
 			// Parse, don't re-check: what the loader accepts must compile.
 			if err := m.Capabilities.Validate(); err != nil {
 				t.Fatalf("accepted a manifest whose request does not validate: %v", err)
+			}
+			// And CheckHost never fails on what was accepted.
+			hostRep := CheckHost(&Pack{Name: "p", Manifest: m}, Host{OS: "linux", Arch: "amd64", Install: true})
+			checkFindings(t, doc, hostRep)
+		}
+	})
+}
+
+// FuzzConstraint checks that a [dependencies] constraint parses or is
+// refused, never panics, and that what parses decides any version.
+func FuzzConstraint(f *testing.F) {
+	for _, s := range []string{"", "*", ">=1.0", "^0.2.3", "~1", ">=1.0, <2", "1.2.3-rc.1", "==1", ">=banana", "^", "1.2.3.4"} {
+		f.Add(s, "1.2.3")
+	}
+	f.Fuzz(func(t *testing.T, c, v string) {
+		cons, err := parseConstraint(c)
+		if err != nil {
+			return
+		}
+		allowed := cons.allows(v)
+		if checkSemver(v) != nil && allowed && len(cons) > 0 {
+			t.Fatalf("%q allows %q, which is not a version", c, v)
+		}
+		for _, cl := range cons {
+			if checkSemver(cl.v[1:]) != nil {
+				t.Fatalf("%q parsed to a clause with version %q", c, cl.v)
 			}
 		}
 	})
@@ -231,4 +260,32 @@ func diffNodes(a, b *yaml.Node, at string) string {
 		}
 	}
 	return ""
+}
+
+// FuzzAllowedTools checks that allowed-tools splits and maps without a
+// panic, and that whatever an entry maps to is a request that validates
+// (so a grant of it can never fail on a pattern).
+func FuzzAllowedTools(f *testing.F) {
+	for _, s := range []string{"Read, Grep, Bash(git log *)", "Bash(git:*) WebFetch(domain:docs.rs)", "Edit(//etc/x) Read(~/.aws)", "Bash(", "Bash(a (b)) mcp__x__y", "WebFetch(domain:)", ")(", "Read(../x)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		entries := splitAllowedTools(s)
+		if len(entries) > maxAllowedTools {
+			t.Fatalf("%d entries, over %d", len(entries), maxAllowedTools)
+		}
+		for _, tm := range MapAllowedTools(entries) {
+			if tm.Entry == "" || strings.ContainsAny(tm.Entry, " \t\n,") && !strings.Contains(tm.Entry, "(") {
+				t.Fatalf("entry %q from %q", tm.Entry, s)
+			}
+			if tm.Unmapped == "" && !tm.Default {
+				if err := tm.Request.Validate(); err != nil {
+					t.Fatalf("%q maps to a request that does not validate: %v", tm.Entry, err)
+				}
+				if len(tm.Request.Names()) == 0 {
+					t.Fatalf("%q maps to nothing and says neither default nor why", tm.Entry)
+				}
+			}
+		}
+	})
 }

@@ -8,10 +8,15 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Errors about installed packs. Check them with errors.Is.
@@ -81,6 +86,13 @@ type Home struct {
 	// hook, when set (by tests), runs before each step of a transaction; a
 	// test makes it fail or panic to prove every interruption recovers.
 	hook func(step string) error
+
+	// entries remembers the lock entries Entry looked up, for the
+	// packs.lock whose stamp is entriesOf: packs.lock is always replaced by
+	// a rename, so the same stamp is the same content (see racy).
+	mu        sync.Mutex
+	entriesOf Stamp
+	entries   map[string]LockEntry
 }
 
 // OpenHome opens the state directory dir, creating it and its layout with
@@ -143,49 +155,141 @@ func (h *Home) tmp() string { return filepath.Join(h.dir, tmpDir) }
 // ReadLock reads packs.lock.
 func (h *Home) ReadLock() (*Lockfile, error) { return ReadLock(h.LockPath()) }
 
-// Entry returns the lock entry of the installed pack name.
+// Entry returns the lock entry of the installed pack name. It reads that
+// entry only (ReadLockEntry): looking up one pack costs the same with ten
+// packs installed or ten thousand.
 func (h *Home) Entry(name string) (LockEntry, error) {
-	l, err := h.ReadLock()
+	var stamp Stamp
+	fi, statErr := os.Lstat(h.LockPath())
+	if statErr == nil {
+		stamp = StampOf(fi)
+		h.mu.Lock()
+		e, ok := h.entries[name]
+		if ok && h.entriesOf == stamp {
+			h.mu.Unlock()
+			e.Capabilities = maps.Clone(e.Capabilities) // the caller's to change
+			return e, nil
+		}
+		h.mu.Unlock()
+	}
+	e, ok, err := ReadLockEntry(h.LockPath(), name)
 	if err != nil {
 		return LockEntry{}, err
 	}
-	e, ok := l.Entry(name)
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp && !racy(stamp) {
+		// packs.lock did not change while it was read: remember the entry.
+		h.mu.Lock()
+		if h.entriesOf != stamp {
+			h.entriesOf, h.entries = stamp, map[string]LockEntry{}
+		}
+		h.entries[name] = e
+		h.mu.Unlock()
+	}
 	return e, nil
+}
+
+// racy reports whether a file's stamp is too recent to tell it from a
+// rewrite: file times advance in ticks, and a new packs.lock written within
+// the same tick as the old one, with the same size, could reuse its inode
+// and so its whole stamp. Git's index treats such "racily clean" entries the
+// same way: it does not trust them.
+func racy(s Stamp) bool {
+	const tick = 2 * time.Second
+	now := time.Now()
+	return now.Sub(s.mtime) < tick || now.Sub(s.ctime) < tick
 }
 
 // Verify checks that the installed files of pack name still have the
 // integrity its lock entry records. It returns an error wrapping
 // ErrNotInstalled when there is no entry, and one wrapping ErrModified when
 // the content differs or the folder is gone. Anything that runs a pack must
-// call Verify first. It waits for an install or remove in flight to finish;
-// those hold the lock for milliseconds.
+// call Verify (or VerifyContent) first. It waits for an install or remove in
+// flight to finish; those hold the lock for milliseconds.
 func (h *Home) Verify(name string) error {
+	_, _, err := h.VerifyContent(nil, name)
+	return err
+}
+
+// VerifyContent is Verify through the content cache c: a later check of the
+// same folder through c (the runtime's, at every call) hashes no file that
+// has not changed since. It returns the lock entry it checked against and
+// the content found. A nil c hashes every file.
+func (h *Home) VerifyContent(c *ContentCache, name string) (LockEntry, Content, error) {
 	unlock, err := h.lock(context.Background(), false)
 	if err != nil {
-		return err
+		return LockEntry{}, Content{}, err
 	}
 	defer unlock()
 	e, err := h.Entry(name)
 	if err != nil {
-		return err
+		return LockEntry{}, Content{}, err
 	}
-	dir, err := h.PackDir(name)
+	got, err := h.verifyEntry(c, e)
+	return e, got, err
+}
+
+// Each calls fn with every installed pack's index in packs.lock (name
+// order), lock entry, and the result of checking its files against it (nil,
+// or an error wrapping ErrModified). packs.lock is read once, and the shared
+// lock is held until the last fn returns, so fn sees each pack's folder as it
+// was verified. The packs are checked and fn is called on up to GOMAXPROCS
+// goroutines at once: fn must be safe for concurrent use. The first error
+// from fn stops the walk and is returned.
+func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error) error) error {
+	unlock, err := h.lock(ctx, false)
 	if err != nil {
 		return err
 	}
-	got, err := Digest(dir)
+	defer unlock()
+	l, err := h.ReadLock()
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(goruntime.GOMAXPROCS(0))
+	for i, e := range l.Packs {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			_, verr := h.verifyEntry(nil, e)
+			return fn(i, e, verr)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// verifyEntry checks the folder of e against e.Integrity. The caller holds
+// the lock.
+func (h *Home) verifyEntry(c *ContentCache, e LockEntry) (Content, error) {
+	dir, err := h.PackDir(e.Name)
+	if err != nil {
+		return Content{}, err
+	}
+	var got Content
+	if c != nil {
+		got, err = c.Read(dir)
+	} else {
+		got.Digest, err = Digest(dir)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, name, dir, err)
+		return Content{}, fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, e.Name, dir, err)
 	case err != nil:
-		return fmt.Errorf("%w: %s: %w", ErrModified, name, err)
-	case subtle.ConstantTimeCompare([]byte(got), []byte(e.Integrity)) != 1:
-		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, name, dir, e.Integrity, got)
+		return Content{}, fmt.Errorf("%w: %s: %w", ErrModified, e.Name, err)
+	case subtle.ConstantTimeCompare([]byte(got.Digest), []byte(e.Integrity)) != 1:
+		return Content{}, fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, e.Name, dir, e.Integrity, got.Digest)
 	}
-	return nil
+	return got, nil
 }
 
 // journal records the one transaction in flight, written before the first

@@ -144,6 +144,11 @@ func (s *Staged) extract(abs string, lim ArchiveLimits) error {
 			return fmt.Errorf("packs: add: %w", err)
 		}
 	}
+	// An archive packs pack made holds only what the pack ships; one made
+	// by hand may hold more, which is not installed either.
+	if err := pruneExcluded(s.dir); err != nil {
+		return fmt.Errorf("packs: add %s: %w", abs, err)
+	}
 	return nil
 }
 
@@ -302,25 +307,21 @@ func archiveBase(p string) string {
 	return ""
 }
 
-// copyTree copies the pack folder src to dst (which must not exist),
-// skipping .git folders. Symlinks are copied as links and must resolve
+// copyTree copies the pack folder src to dst (which must not exist): what
+// it ships (Selection: no .git folders, nothing its ignore files exclude). Symlinks are copied as links and must resolve
 // inside the pack; anything but files, folders and symlinks is refused.
 func copyTree(ctx context.Context, src, dst string) error {
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
+	sel, err := selectFiles(src)
+	if err != nil {
+		return fmt.Errorf("packs: copy %s: %w", src, err)
+	}
+	err = walkSelected(src, sel, func(p, slashRel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
+		rel := filepath.FromSlash(slashRel)
 		to := filepath.Join(dst, rel)
 		switch mode := d.Type(); {
-		case d.IsDir() && d.Name() == ".git" && rel != ".":
-			return filepath.SkipDir
 		case d.IsDir():
 			return os.Mkdir(to, 0o755)
 		case mode.IsRegular():
@@ -330,7 +331,6 @@ func copyTree(ctx context.Context, src, dst string) error {
 			if err != nil {
 				return err
 			}
-			slashRel := filepath.ToSlash(rel)
 			if filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target))) {
 				return fmt.Errorf("%w: symlink %s -> %s leaves the pack: make it relative and inside the pack", ErrPathEscape, slashRel, target)
 			}

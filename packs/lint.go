@@ -21,6 +21,8 @@ import (
 //	decision-table        a pack with several tools and no table that maps situations to them
 //	name-alignment        skill.toml's id does not end in the pack's name
 //	tool-name-stutter     a tool name that repeats the pack's name (the model sees pack__tool)
+//	frontmatter-other-tool a frontmatter key of Claude Code (or another tool): what packs does with it
+//	allowed-tools-map     what an allowed-tools entry stands for in packs, or why it stands for nothing
 const (
 	// MaxSkillLines is spec 004's ceiling for SKILL.md: longer guidance
 	// belongs in references/.
@@ -96,6 +98,19 @@ func Lint(dir string, p *Pack) []Finding {
 	}
 	if len(p.Tools) > 1 && !hasDecisionTable(text, p.Tools) {
 		rep.warnf(entry, 0, "decision-table", "%d tools and no table that maps situations to them: add a Decision Tree table (| situation | tool | notes |)", len(p.Tools))
+	}
+	for _, k := range p.Frontmatter.Foreign {
+		rep.warnf(entry, k.Line, "frontmatter-other-tool", "%s is a %s key: %s", k.Key, k.Tool, k.Does)
+	}
+	for _, tm := range MapAllowedTools(p.Frontmatter.AllowedTools) {
+		where := ": the pack's request, as it has no skill.toml"
+		switch {
+		case tm.Default, tm.Unmapped != "":
+			where = ""
+		case p.Manifest != nil:
+			where = ", which skill.toml must request"
+		}
+		rep.warnf(entry, p.Frontmatter.AllowedToolsLine, "allowed-tools-map", "allowed-tools %s stands for %s%s", tm.Entry, describeMapping(tm), where)
 	}
 	if m := p.Manifest; m != nil && m.ID != "" {
 		if last := m.ID[strings.LastIndexByte(m.ID, '.')+1:]; last != p.Name {

@@ -179,6 +179,70 @@ func ReadLock(path string) (*Lockfile, error) {
 	return ParseLock(path, data)
 }
 
+// ReadLockEntry returns the entry named name from the lockfile at path,
+// and false when there is none. It costs what one entry costs, not what the
+// file holds: in a lockfile in the canonical form (Marshal's: no multi-line
+// strings, so a line "[[packs]]" is always an entry's header) it parses the
+// version and the one entry whose name line matches. Anything else (no such
+// line, two of them, a fragment that does not parse) falls back to
+// ParseLock of the whole file, which reports errors with their true lines.
+// Entries other than name are not checked: ReadLock does that.
+func ReadLockEntry(path, name string) (LockEntry, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return LockEntry{}, false, nil
+	}
+	if err != nil {
+		return LockEntry{}, false, fmt.Errorf("packs: read lockfile: %w", err)
+	}
+	if frag, ok := lockFragment(data, name); ok {
+		if l, err := ParseLock(path, frag); err == nil {
+			if e, ok := l.Entry(name); ok {
+				return e, true, nil
+			}
+		}
+	}
+	l, err := ParseLock(path, data)
+	if err != nil {
+		return LockEntry{}, false, err
+	}
+	e, ok := l.Entry(name)
+	return e, ok, nil
+}
+
+// lockFragment returns the lockfile data cut down to what precedes the
+// first [[packs]] header plus the one entry whose name line is name's, in
+// Marshal's form; false unless exactly one entry matches in a file without
+// multi-line strings.
+func lockFragment(data []byte, name string) ([]byte, bool) {
+	if bytes.Contains(data, []byte(`"""`)) || bytes.Contains(data, []byte(`'''`)) {
+		return nil, false
+	}
+	header := []byte("\n[[packs]]\n")
+	first := bytes.Index(data, header)
+	if first < 0 {
+		return nil, false
+	}
+	needle := []byte("\nname = " + tomlString(name) + "\n")
+	at := bytes.Index(data, needle)
+	if at < 0 || bytes.Contains(data[at+1:], needle) {
+		return nil, false
+	}
+	start := bytes.LastIndex(data[:at+1], header)
+	if start < 0 || bytes.Contains(data[start+1:at+1], []byte("\n[")) {
+		// The name line is not the entry's own key (it sits in a table
+		// below the header): not the canonical form.
+		return nil, false
+	}
+	end := len(data)
+	if next := bytes.Index(data[at:], header); next >= 0 {
+		end = at + next + 1
+	}
+	frag := make([]byte, 0, first+1+end-start)
+	frag = append(frag, data[:first+1]...)
+	return append(frag, data[start+1:end]...), true
+}
+
 // lockDoc is the shadow of the TOML document: pointers tell a missing field
 // from a zero one.
 type lockDoc struct {

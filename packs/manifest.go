@@ -16,22 +16,36 @@ import (
 )
 
 // Manifest is a pack's skill.toml (spec 001): who it is and what it asks for.
+// Every key it holds acts: a key of spec 001 that packs does not act on is
+// refused at load (rule manifest-unsupported), never silently accepted.
 type Manifest struct {
 	ID, Name, Version, Description string
 	Authors                        []string
 	License                        string
-	APIVersion                     string
-	Executable                     Executable
-	Capabilities                   capability.Request
+	// Repository, Documentation, Homepage and Keywords describe the pack
+	// to people (packs info); they change nothing at run time.
+	Repository, Documentation, Homepage string
+	Keywords                            []string
+	// APIVersion is the manifest format the pack is written for; a pack
+	// that needs a newer one than APIVersion does not load.
+	APIVersion   string
+	Capabilities capability.Request
 	// DefaultConfirmation is [recipes].default_confirmation: the
 	// confirmation level of a recipe step that sets none ("" for prompt).
 	DefaultConfirmation string
+	Knowledge           Knowledge
+	Provides            Provides
+	Platform            Platform
+	Dependencies        []Dependency
 	// Category and Icon are [skill].category and [skill].icon: how a front
 	// end groups and draws the pack (spec 003); both may be empty.
 	Category, Icon string
 	// Status is [skill].status: StatusAvailable unless the pack says
 	// otherwise.
 	Status Status
+
+	file string // the display name of skill.toml, for findings at add
+	doc  []byte // its text, to place those findings
 }
 
 // Status is a pack's availability (spec 003's CapabilityStatus).
@@ -49,12 +63,43 @@ func ValidStatus(s Status) bool {
 	return s == StatusAvailable || s == StatusComingSoon || s == StatusDeprecated
 }
 
-// Executable is skill.toml's [executable] table: the pack's main module and
-// the functions it exports.
-type Executable struct {
-	Module  string // relative to the pack root, checked to stay inside it
-	Exports []string
+// Knowledge is [knowledge]: how a chat shows the pack to the model.
+type Knowledge struct {
+	// Priority orders the chat's metadata block: higher first, ties in
+	// attachment order.
+	Priority int
+	// MaxContextTokens caps what open_docs returns for the pack (0: the
+	// chat's own cap); the rest stays readable through read_file.
+	MaxContextTokens int
 }
+
+// Provides is [provides]: what the pack says it ships, checked against
+// what it does ship. Nil means not declared.
+type Provides struct {
+	Knowledge, Recipes, Executable *bool
+}
+
+// Platform is [platform]: where the pack can work. OS and Arch hold Go's
+// names (GOOS, GOARCH); empty means any.
+type Platform struct {
+	OS, Arch      []string
+	RequiredTools []string // programs that must be installed (CheckHost)
+	OptionalTools []string // programs the pack uses when present
+}
+
+// Dependency is one entry of [dependencies]: another pack, by its skill.toml
+// id or its name, with a version constraint.
+type Dependency struct {
+	Pack       string
+	Constraint string // as written; "" or "*" for any version
+	Optional   bool
+	cons       constraint
+	path       []string // the key's TOML path, for findings
+}
+
+// APIVersion is the newest manifest format this build reads. A manifest's
+// api_version with the same major and a minor up to this one loads.
+const APIVersion = "1.0"
 
 const (
 	manifestFile     = "skill.toml"
@@ -64,19 +109,19 @@ const (
 )
 
 // The shadow structs mirror spec 001 key by key so that strict decoding
-// rejects anything else. Tables the runtime does not use yet are decoded
-// only to be accepted.
+// rejects anything else. The keys of spec 001 that packs does not act on
+// are decoded as any, only to be found and refused (unsupportedKeys).
 type manifestDoc struct {
 	Skill        skillTable        `toml:"skill"`
 	Provides     providesTable     `toml:"provides"`
 	Knowledge    knowledgeTable    `toml:"knowledge"`
 	Recipes      recipesTable      `toml:"recipes"`
-	Executable   executableTable   `toml:"executable"`
+	Executable   any               `toml:"executable"`
 	Capabilities capabilitiesTable `toml:"capabilities"`
 	Limits       limitsTable       `toml:"limits"`
 	Dependencies map[string]any    `toml:"dependencies"`
-	Suggestions  map[string]any    `toml:"suggestions"`
-	Features     map[string]any    `toml:"features"`
+	Suggestions  any               `toml:"suggestions"`
+	Features     any               `toml:"features"`
 	Platform     platformTable     `toml:"platform"`
 	Secrets      secretsTable      `toml:"secrets"`
 }
@@ -107,32 +152,27 @@ type skillTable struct {
 	Homepage       string   `toml:"homepage"`
 	Keywords       []string `toml:"keywords"`
 	APIVersion     string   `toml:"api_version"`
-	MinCaroVersion string   `toml:"min_caro_version"`
+	MinCaroVersion any      `toml:"min_caro_version"`
 	Category       string   `toml:"category"`
 	Icon           string   `toml:"icon"`
 	Status         string   `toml:"status"`
 }
 
 type providesTable struct {
-	Knowledge  bool `toml:"knowledge"`
-	Recipes    bool `toml:"recipes"`
-	Executable bool `toml:"executable"`
+	Knowledge  *bool `toml:"knowledge"`
+	Recipes    *bool `toml:"recipes"`
+	Executable *bool `toml:"executable"`
 }
 
 type knowledgeTable struct {
-	Topics           []string `toml:"topics"`
-	Priority         int64    `toml:"priority"`
-	MaxContextTokens int64    `toml:"max_context_tokens"`
+	Topics           any    `toml:"topics"`
+	Priority         *int64 `toml:"priority"`
+	MaxContextTokens *int64 `toml:"max_context_tokens"`
 }
 
 type recipesTable struct {
-	Files               []string `toml:"files"`
-	DefaultConfirmation string   `toml:"default_confirmation"`
-}
-
-type executableTable struct {
-	Module  string   `toml:"module"`
-	Exports []string `toml:"exports"`
+	Files               any    `toml:"files"`
+	DefaultConfirmation string `toml:"default_confirmation"`
 }
 
 type capabilitiesTable struct {
@@ -142,6 +182,7 @@ type capabilitiesTable struct {
 	Network         []string   `toml:"network"`
 	EnvRead         []string   `toml:"env_read"`
 	SecretsAccess   any        `toml:"secrets_access"` // false, or a list of secret names and {name, reveal} tables
+	AskPerson       bool       `toml:"ask_person"`     // the tools may ask the person questions
 }
 
 type execTable struct {
@@ -211,8 +252,9 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 	m := &Manifest{
 		ID: md.Skill.ID, Name: md.Skill.Name, Version: md.Skill.Version, Description: md.Skill.Description,
 		Authors: md.Skill.Authors, License: md.Skill.License, APIVersion: md.Skill.APIVersion,
-		Executable: Executable{Module: md.Executable.Module, Exports: md.Executable.Exports},
-		Category:   md.Skill.Category, Icon: md.Skill.Icon, Status: StatusAvailable,
+		Repository: md.Skill.Repository, Documentation: md.Skill.Documentation, Homepage: md.Skill.Homepage,
+		Keywords: md.Skill.Keywords, file: file, doc: doc,
+		Category: md.Skill.Category, Icon: md.Skill.Icon, Status: StatusAvailable,
 	}
 	if st := Status(md.Skill.Status); st != "" {
 		if ValidStatus(st) {
@@ -221,13 +263,16 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 			p.errorf([]string{"skill", "status"}, -1, "manifest-status", "status %q is not available, coming_soon or deprecated", md.Skill.Status)
 		}
 	}
+	p.unsupported(md)
 	if m.Version != "" {
 		if err := checkSemver(m.Version); err != nil {
 			p.errorf([]string{"skill", "version"}, -1, "manifest-version", "version %q %v: write MAJOR.MINOR.PATCH, as in \"1.2.0\"", m.Version, err)
 		}
 	}
-	if m.APIVersion != "" && !supportedAPI(m.APIVersion) {
-		p.errorf([]string{"skill", "api_version"}, -1, "api-version", "api_version %q is not supported: this runtime reads manifests of api_version \"1.x\"", m.APIVersion)
+	if m.APIVersion != "" {
+		if err := checkAPI(m.APIVersion); err != nil {
+			p.errorf([]string{"skill", "api_version"}, -1, "api-version", "api_version %q %v", m.APIVersion, err)
+		}
 	}
 	if dc := md.Recipes.DefaultConfirmation; dc != "" {
 		if ValidConfirmation(dc) {
@@ -236,9 +281,13 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 			p.errorf([]string{"recipes", "default_confirmation"}, -1, "recipe-confirmation", "default_confirmation %q is not auto, prompt or always", dc)
 		}
 	}
-	if m.Executable.Module != "" && dir != "" {
-		checkWasmFile(dir, m.Executable.Module, file, p.line([]string{"executable", "module"}, -1), rep)
+	m.Provides = Provides{Knowledge: md.Provides.Knowledge, Recipes: md.Provides.Recipes, Executable: md.Provides.Executable}
+	if k := md.Provides.Knowledge; k != nil && !*k {
+		p.errorf([]string{"provides", "knowledge"}, -1, "provides-mismatch", "knowledge = false, but every pack's entry doc is knowledge the model reads: remove the key")
 	}
+	m.Knowledge = p.knowledge(md.Knowledge)
+	m.Platform = p.platform(md.Platform, md.Capabilities.TerminalExec)
+	m.Dependencies = p.dependencies(md.Dependencies)
 	m.Capabilities = p.request(md.Capabilities)
 	m.Capabilities.SecretsInject = p.inject(md.Secrets.Inject, m.Capabilities)
 	m.Capabilities.Limits = p.limits(md.Limits)
@@ -276,7 +325,7 @@ type capList struct {
 // request converts the [capabilities] table and validates every entry on
 // its own, so each bad pattern gets its own finding at its own line.
 func (p *manifestParser) request(c capabilitiesTable) capability.Request {
-	var r capability.Request
+	r := capability.Request{AskPerson: c.AskPerson}
 	lists := []capList{
 		{capability.FilesystemRead, "filesystem_read", c.FilesystemRead, &r.FilesystemRead},
 		{capability.FilesystemWrite, "filesystem_write", c.FilesystemWrite, &r.FilesystemWrite},
@@ -536,6 +585,9 @@ func tomlLine(doc []byte, path []string, index int) (line int) {
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			table = keyOf(e)
+			if slices.Equal(table, path) && e.Kind == unstable.Table {
+				return lineAt(doc, e.Key())
+			}
 			if isPrefix(table, path) && len(table) > 0 {
 				best = lineAt(doc, e.Key())
 			}
@@ -550,6 +602,9 @@ func tomlLine(doc []byte, path []string, index int) (line int) {
 
 func findKey(doc []byte, kv *unstable.Node, table, path []string, index int) int {
 	full := append(slices.Clone(table), keyOf(kv)...)
+	if len(full) > len(path) && isPrefix(path, full) {
+		return lineAt(doc, kv.Key()) // a dotted key inside path's table
+	}
 	if !isPrefix(full, path) {
 		return 0
 	}
@@ -648,6 +703,10 @@ func tomlKind(v any) string {
 		return "float"
 	case map[string]any:
 		return "table"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
 	}
 	return "value"
 }
@@ -670,15 +729,238 @@ func checkSemver(v string) error {
 	return nil
 }
 
-// supportedAPI accepts api_version "1" and "1.x".
-func supportedAPI(v string) bool {
+// checkAPI accepts an api_version "MAJOR" or "MAJOR.MINOR" that this build
+// reads: APIVersion's major, and a minor no newer than APIVersion's. The
+// error completes "api_version %q ...".
+func checkAPI(v string) error {
 	major, minor, hasMinor := strings.Cut(v, ".")
-	if major != "1" {
+	haveMajor, haveMinor, _ := strings.Cut(APIVersion, ".")
+	mj, err := strconv.ParseUint(major, 10, 32)
+	if err != nil || major != strconv.FormatUint(mj, 10) {
+		return fmt.Errorf("is not MAJOR or MAJOR.MINOR: write %q", APIVersion)
+	}
+	mn := uint64(0)
+	if hasMinor {
+		if mn, err = strconv.ParseUint(minor, 10, 32); err != nil || minor != strconv.FormatUint(mn, 10) {
+			return fmt.Errorf("is not MAJOR or MAJOR.MINOR: write %q", APIVersion)
+		}
+	}
+	hj, _ := strconv.ParseUint(haveMajor, 10, 32)
+	hn, _ := strconv.ParseUint(haveMinor, 10, 32)
+	switch {
+	case mj != hj:
+		return fmt.Errorf("is not supported: this build of packs reads manifests of api_version %s.x up to %s", haveMajor, APIVersion)
+	case mn > hn:
+		return fmt.Errorf("is newer than this build of packs reads (%s): update packs, or write %q if the pack needs nothing newer", APIVersion, APIVersion)
+	}
+	return nil
+}
+
+// unsupportedKey is a key of spec 001 that packs does not act on, and what
+// an author does instead.
+type unsupportedKey struct {
+	path []string
+	set  func(*manifestDoc) bool
+	do   string
+}
+
+// unsupportedKeys are refused wherever they appear, so that no key of a
+// manifest is silently ignored.
+var unsupportedKeys = []unsupportedKey{
+	{[]string{"skill", "min_caro_version"}, func(d *manifestDoc) bool { return d.Skill.MinCaroVersion != nil },
+		"packs is not caro: remove it (api_version says which manifest format the pack needs)"},
+	{[]string{"knowledge", "topics"}, func(d *manifestDoc) bool { return d.Knowledge.Topics != nil },
+		"packs offers a pack to the model by its description, not by topics: put the words in the description (\"Use it for ...\") and remove topics"},
+	{[]string{"recipes", "files"}, func(d *manifestDoc) bool { return d.Recipes.Files != nil },
+		"packs loads every recipes/*.yaml: remove files, and move a recipe you do not want out of recipes/"},
+	{[]string{"executable"}, func(d *manifestDoc) bool { return d.Executable != nil },
+		"tools.json says how each tool runs (run.wasm and run.function, or run.abi): describe the module there and remove [executable]"},
+	{[]string{"suggestions"}, func(d *manifestDoc) bool { return d.Suggestions != nil },
+		"packs never installs or proposes other packs: mention related packs in SKILL.md and remove [suggestions]"},
+	{[]string{"features"}, func(d *manifestDoc) bool { return d.Features != nil },
+		"packs installs a pack whole, with no optional features: make each optional part its own pack, and remove [features]"},
+}
+
+// unsupported reports each key of spec 001 that packs does not act on.
+func (p *manifestParser) unsupported(d manifestDoc) {
+	for _, k := range unsupportedKeys {
+		if k.set(&d) {
+			p.errorf(k.path, -1, "manifest-unsupported", "%s is a spec 001 key that packs does not act on: %s", strings.Join(k.path, "."), k.do)
+		}
+	}
+}
+
+// Bounds of [knowledge]. maxContextTokens is far above any model's
+// window: a larger value means nothing, so it is a mistake.
+const (
+	maxPriority      = 1_000_000
+	maxContextTokens = 10_000_000
+)
+
+// knowledge converts [knowledge].
+func (p *manifestParser) knowledge(t knowledgeTable) Knowledge {
+	var k Knowledge
+	if t.Priority != nil {
+		if *t.Priority < 0 || *t.Priority > maxPriority {
+			p.errorf([]string{"knowledge", "priority"}, -1, "knowledge", "priority = %d is out of range: use 0 to %d (higher is listed first)", *t.Priority, maxPriority)
+		} else {
+			k.Priority = int(*t.Priority)
+		}
+	}
+	if t.MaxContextTokens != nil {
+		if *t.MaxContextTokens < 1 || *t.MaxContextTokens > maxContextTokens {
+			p.errorf([]string{"knowledge", "max_context_tokens"}, -1, "knowledge", "max_context_tokens = %d is out of range: use 1 to %d, or remove it for the chat's own cap", *t.MaxContextTokens, maxContextTokens)
+		} else {
+			k.MaxContextTokens = int(*t.MaxContextTokens)
+		}
+	}
+	return k
+}
+
+// platformOS and platformArch map the names [platform] accepts (spec 001's,
+// Go's and uname's) to Go's.
+var (
+	platformOS = map[string]string{
+		"linux": "linux", "macos": "darwin", "darwin": "darwin", "windows": "windows", "freebsd": "freebsd",
+		"openbsd": "openbsd", "netbsd": "netbsd", "dragonfly": "dragonfly", "illumos": "illumos", "solaris": "solaris",
+	}
+	platformArch = map[string]string{
+		"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "x86": "386", "i386": "386",
+		"i686": "386", "386": "386", "arm": "arm", "armv7": "arm", "riscv64": "riscv64", "ppc64le": "ppc64le",
+		"s390x": "s390x", "loong64": "loong64", "mips64le": "mips64le",
+	}
+)
+
+// platform converts [platform]. A tool must be a command name terminal_exec
+// could list; one the manifest blocks could never run.
+func (p *manifestParser) platform(t platformTable, te *execTable) Platform {
+	var pl Platform
+	for _, list := range []struct {
+		key   string
+		in    []string
+		names map[string]string
+		out   *[]string
+	}{{"os", t.OS, platformOS, &pl.OS}, {"arch", t.Arch, platformArch, &pl.Arch}} {
+		for i, v := range list.in {
+			goName, ok := list.names[strings.ToLower(v)]
+			if !ok {
+				p.errorf([]string{"platform", list.key}, i, "platform-value", "%s %q is not known: use one of %s", list.key, v, strings.Join(sortedKeys(list.names), ", "))
+				continue
+			}
+			if !slices.Contains(*list.out, goName) {
+				*list.out = append(*list.out, goName)
+			}
+		}
+	}
+	for _, list := range []struct {
+		key string
+		in  []string
+		out *[]string
+	}{{"required_tools", t.RequiredTools, &pl.RequiredTools}, {"optional_tools", t.OptionalTools, &pl.OptionalTools}} {
+		for i, tool := range list.in {
+			if err := validateOne(capability.TerminalExec, "terminal_exec.commands", tool); err != nil {
+				p.errorf([]string{"platform", list.key}, i, "platform-value", "%s entry %q is not a program: write a bare name (\"git\") or an absolute path", list.key, tool)
+				continue
+			}
+			if te != nil && slices.Contains(te.Blocked, tool) {
+				p.errorf([]string{"platform", list.key}, i, "platform-tool", "%s names %q, which terminal_exec blocks: packs can never run it for this pack; remove it from one list", list.key, tool)
+				continue
+			}
+			*list.out = append(*list.out, tool)
+		}
+	}
+	return pl
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dependencies converts [dependencies]: "pack" = "CONSTRAINT", or
+// "pack" = { version = "CONSTRAINT", optional = true }. Entries are sorted
+// by pack, so findings come in a stable order.
+func (p *manifestParser) dependencies(t map[string]any) []Dependency {
+	names := make([]string, 0, len(t))
+	for k := range t {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var out []Dependency
+	for _, name := range names {
+		d := Dependency{Pack: name, path: []string{"dependencies", name}}
+		switch v := t[name].(type) {
+		case string:
+			d.Constraint = v
+		case map[string]any:
+			if !p.dependencyTable(&d, v) {
+				continue
+			}
+		default:
+			p.errorf(d.path, -1, "toml-type", "dependency %s is a version constraint (\">=1.2\") or a { version, optional } table, not a TOML %s", name, tomlKind(v))
+			continue
+		}
+		if !validDependencyName(name) {
+			p.errorf(d.path, -1, "dependency", "%q names no pack: use a pack's name (\"git-flow\") or its skill.toml id (\"examples.git-flow\")", name)
+			continue
+		}
+		c, err := parseConstraint(d.Constraint)
+		if err != nil {
+			p.errorf(d.path, -1, "dependency", "dependency %s: %v", name, err)
+			continue
+		}
+		d.cons = c
+		out = append(out, d)
+	}
+	return out
+}
+
+// dependencyTable reads { version = "...", optional = true }.
+func (p *manifestParser) dependencyTable(d *Dependency, v map[string]any) bool {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var ok bool
+		want := "a string"
+		switch k {
+		case "version":
+			d.Constraint, ok = v[k].(string)
+		case "optional":
+			d.Optional, ok = v[k].(bool)
+			want = "a boolean"
+		default:
+			p.errorf(d.path, -1, "toml-unknown-key", "dependency %s: %q is not a key here (version, optional)", d.Pack, k)
+			return false
+		}
+		if !ok {
+			p.errorf(d.path, -1, "toml-type", "dependency %s: %s must be %s, not a TOML %s", d.Pack, k, want, tomlKind(v[k]))
+			return false
+		}
+	}
+	return true
+}
+
+// validDependencyName accepts a pack name or a dotted id of such names.
+func validDependencyName(s string) bool {
+	if s == "" || len(s) > 256 {
 		return false
 	}
-	if !hasMinor {
-		return true
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return false
+		}
+		for _, r := range part {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
 	}
-	_, err := strconv.ParseUint(minor, 10, 32)
-	return err == nil
+	return true
 }

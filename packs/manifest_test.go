@@ -94,16 +94,35 @@ func parseM(doc string) (*Manifest, []string) {
 	return m, got
 }
 
+// TestManifestSpec001 parses spec 001's complete example: every key packs
+// acts on is converted, and every key it does not act on is refused at its
+// line, never silently accepted.
 func TestManifestSpec001(t *testing.T) {
 	m, fs := parseM(spec001Complete)
-	if len(fs) != 0 {
-		t.Fatalf("spec 001's example must parse clean: %v", fs)
+	want := []string{
+		"error:manifest-unsupported@12", // min_caro_version
+		"error:manifest-unsupported@20", // [knowledge] topics
+		"error:manifest-unsupported@25", // [recipes] files
+		"error:manifest-unsupported@28", // [executable]
+		"error:manifest-unsupported@61", // [suggestions]
+		"error:manifest-unsupported@64", // [features]
 	}
-	if m.ID != "cloud.aws" || m.Name != "AWS Cloud Skill" || m.Version != "0.3.0" || m.License != "MIT" || m.APIVersion != "1.0" {
+	if !slices.Equal(fs, want) {
+		t.Errorf("findings = %v, want %v", fs, want)
+	}
+	if m.ID != "cloud.aws" || m.Name != "AWS Cloud Skill" || m.Version != "0.3.0" || m.License != "MIT" || m.APIVersion != "1.0" ||
+		m.Repository != "https://github.com/caro-skills/cloud-aws" || len(m.Keywords) != 4 {
 		t.Errorf("manifest = %+v", m)
 	}
-	if m.Executable.Module != "bin/skill.wasm" || len(m.Executable.Exports) != 3 {
-		t.Errorf("executable = %+v", m.Executable)
+	if m.Knowledge != (Knowledge{Priority: 100, MaxContextTokens: 2000}) || m.DefaultConfirmation != "prompt" {
+		t.Errorf("knowledge = %+v, default_confirmation = %q", m.Knowledge, m.DefaultConfirmation)
+	}
+	if !slices.Equal(m.Platform.RequiredTools, []string{"aws"}) || len(m.Platform.OptionalTools) != 3 || m.Platform.OS != nil {
+		t.Errorf("platform = %+v", m.Platform)
+	}
+	if len(m.Dependencies) != 2 || m.Dependencies[0].Pack != "core.shell" || m.Dependencies[0].Optional ||
+		m.Dependencies[1].Pack != "tool.kubectl" || !m.Dependencies[1].Optional || m.Dependencies[1].Constraint != ">=0.2" {
+		t.Errorf("dependencies = %+v", m.Dependencies)
 	}
 	r := m.Capabilities
 	if !slices.Equal(r.TerminalExec.Commands, []string{"aws", "eksctl", "kubectl"}) || !slices.Equal(r.TerminalExec.Blocked, []string{"rm", "dd", "mkfs"}) {
@@ -190,6 +209,43 @@ func TestManifestFindings(t *testing.T) {
 		{"status-type", "[skill]\nstatus = 1\n", []string{"error:toml-type@2"}},
 		{"icon-type", "[skill]\nicon = [\"a\"]\n", []string{"error:toml-type@2"}},
 		{"type-bool", "[provides]\nknowledge = \"yes\"\n", []string{"error:toml-type@2"}},
+		// Every spec 001 key packs does not act on is refused at its line.
+		{"min-caro-version", "[skill]\nid = \"x\"\nmin_caro_version = \"1.1.0\"\n", []string{"error:manifest-unsupported@3"}},
+		{"knowledge-topics", "[knowledge]\npriority = 1\ntopics = [\"aws\"]\n", []string{"error:manifest-unsupported@3"}},
+		{"recipes-files", "[recipes]\nfiles = [\"recipes/*.yaml\"]\n", []string{"error:manifest-unsupported@2"}},
+		{"executable", "[skill]\nid = \"x\"\n\n[executable]\nmodule = \"bin/x.wasm\"\n", []string{"error:manifest-unsupported@4"}},
+		{"executable-exports", "executable.exports = [\"f\"]\n", []string{"error:manifest-unsupported@1"}},
+		{"executable-empty", "[executable]\n", []string{"error:manifest-unsupported@1"}},
+		{"suggestions", "[suggestions]\n\"tool.x\" = \"works well\"\n", []string{"error:manifest-unsupported@1"}},
+		{"features", "[features]\neks = { description = \"d\", default = true }\n", []string{"error:manifest-unsupported@1"}},
+		// api_version: this build's major, a minor no newer than its own.
+		{"api-1.0", "[skill]\napi_version = \"1.0\"\n", nil},
+		{"api-newer-minor", "[skill]\napi_version = \"1.1\"\n", []string{"error:api-version@2"}},
+		{"api-major-2", "[skill]\napi_version = \"2\"\n", []string{"error:api-version@2"}},
+		{"api-three-numbers", "[skill]\napi_version = \"1.0.0\"\n", []string{"error:api-version@2"}},
+		{"api-leading-zero", "[skill]\napi_version = \"01\"\n", []string{"error:api-version@2"}},
+		// Enum values.
+		{"default-confirmation-ok", "[recipes]\ndefault_confirmation = \"always\"\n", nil},
+		{"default-confirmation-bad", "[recipes]\n\ndefault_confirmation = \"never\"\n", []string{"error:recipe-confirmation@3"}},
+		{"provides-knowledge-false", "[provides]\nknowledge = false\n", []string{"error:provides-mismatch@2"}},
+		// [knowledge] ranges.
+		{"knowledge-ok", "[knowledge]\npriority = 0\nmax_context_tokens = 1\n", nil},
+		{"priority-negative", "[knowledge]\npriority = -1\n", []string{"error:knowledge@2"}},
+		{"max-context-zero", "[knowledge]\nmax_context_tokens = 0\n", []string{"error:knowledge@2"}},
+		{"max-context-type", "[knowledge]\nmax_context_tokens = \"2k\"\n", []string{"error:toml-type@2"}},
+		// [platform] values.
+		{"platform-ok", "[platform]\nos = [\"linux\", \"macos\"]\narch = [\"x86_64\", \"aarch64\"]\nrequired_tools = [\"git\", \"/usr/bin/env\"]\n", nil},
+		{"platform-os-unknown", "[platform]\nos = [\"linux\",\n  \"beos\"]\n", []string{"error:platform-value@3"}},
+		{"platform-arch-unknown", "[platform]\narch = [\"z80\"]\n", []string{"error:platform-value@2"}},
+		{"platform-tool-not-a-program", "[platform]\nrequired_tools = [\"git\", \"rm -rf\"]\n", []string{"error:platform-value@2"}},
+		{"platform-tool-blocked", "[capabilities]\nterminal_exec = { commands = [\"git\"], blocked = [\"rm\"] }\n[platform]\noptional_tools = [\"rm\"]\n", []string{"error:platform-tool@4"}},
+		// [dependencies].
+		{"dependencies-ok", "[dependencies]\n\"core.shell\" = \">=1.0\"\ngit-flow = { version = \"^0.1\", optional = true }\nany = \"*\"\n", nil},
+		{"dependency-bad-constraint", "[dependencies]\na = \">=1.0\"\nb = \">=banana\"\n", []string{"error:dependency@3"}},
+		{"dependency-bad-name", "[dependencies]\n\"a b\" = \"1\"\n", []string{"error:dependency@2"}},
+		{"dependency-type", "[dependencies]\na = 1\n", []string{"error:toml-type@2"}},
+		{"dependency-table-key", "[dependencies]\na = { version = \"1\", features = [] }\n", []string{"error:toml-unknown-key@2"}},
+		{"dependency-table-type", "[dependencies]\na = { optional = \"yes\" }\n", []string{"error:toml-type@2"}},
 		{"syntax", "[skill]\nid = \"unterminated\n", []string{"error:toml-syntax@2"}},
 		{"duplicate-key", "[skill]\nid = \"a\"\nid = \"b\"\n", []string{"error:toml-syntax@3"}},
 	}

@@ -29,13 +29,18 @@ type Pack struct {
 	// Declarations are the resources, resource templates and prompts of
 	// resources.json (nil without it).
 	Declarations *Declarations
+
+	// fromFrontmatter is what the entry doc's allowed-tools stand for
+	// (MapAllowedTools), the request of a pack without skill.toml.
+	fromFrontmatter capability.Request
 }
 
-// Request is what the pack asks for: the manifest's capabilities, or the
-// zero Request (nothing beyond the defaults) without a manifest.
+// Request is what the pack asks for: the manifest's capabilities; without
+// a manifest, what its frontmatter's allowed-tools map to (MapAllowedTools),
+// else the zero Request (nothing beyond the defaults).
 func (p *Pack) Request() capability.Request {
 	if p.Manifest == nil {
-		return capability.Request{}
+		return p.fromFrontmatter
 	}
 	return p.Manifest.Capabilities
 }
@@ -85,11 +90,13 @@ func Load(dir string, opt LoadOptions) (*Pack, error) {
 	return p, nil
 }
 
-// Validate returns every finding for the pack folder, errors and warnings.
+// Validate returns every finding for the pack folder, errors and warnings,
+// including what it would ship (shipFindings): build output, and ignore
+// rules that exclude a file the pack needs.
 // It never panics, whatever the folder holds.
 func Validate(dir string, opt LoadOptions) []Finding {
-	_, fs := load(dir, opt)
-	return fs
+	p, fs := load(dir, opt)
+	return append(fs, CheckShipped(dir, p)...)
 }
 
 // load does the work of Load and Validate. The pack it returns is partial
@@ -137,13 +144,26 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 	if doc, ok := readSmall(abs, manifestFile, show(manifestFile), maxManifestBytes, rep); ok {
 		p.Manifest = parseManifest(doc, show(manifestFile), abs, rep)
 	}
+	if len(fm.AllowedTools) > 0 {
+		req := allowedToolsRequest(fm, p.Manifest, show(entry.rel), rep)
+		if c, err := req.Compile(); err == nil {
+			p.fromFrontmatter = c
+		}
+	}
 	if doc, ok := readSmall(abs, toolsFile, show(toolsFile), maxToolsBytes, rep); ok {
-		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, p.Manifest, rep)
+		man := p.Manifest
+		if man == nil {
+			// Without skill.toml, allowed-tools is the request: an exec
+			// tool whose command it names asks for nothing more.
+			man = &Manifest{Capabilities: p.fromFrontmatter}
+		}
+		p.Tools = parseTools(doc, show(toolsFile), abs, p.Name, man, rep)
 	}
 	if doc, ok := readSmall(abs, resourcesFile, show(resourcesFile), maxResourcesBytes, rep); ok {
 		p.Declarations = parseDeclarations(doc, show(resourcesFile), abs, rep)
 	}
 	p.Recipes = loadRecipes(abs, show, p.Manifest, p.Tools, rep)
+	checkProvides(p, rep)
 	return p, rep.list
 }
 

@@ -92,7 +92,7 @@ func TestBadCases(t *testing.T) {
 		"manifest-version":         {"skill.toml", 3, e, "manifest-version"},
 		"api-version":              {"skill.toml", 3, e, "api-version"},
 		"limits":                   {"skill.toml", 3, e, "limits"},
-		"module-escape":            {"skill.toml", 2, e, "path-escape"},
+		"manifest-unsupported":     {"skill.toml", 3, e, "manifest-unsupported"},
 		"json-syntax":              {"tools.json", 3, e, "json-syntax"},
 		"json-duplicate-key":       {"tools.json", 4, e, "json-duplicate-key"},
 		"tools-empty":              {"tools.json", 1, w, "tools-empty"},
@@ -307,7 +307,7 @@ func TestLoadTypicalPack(t *testing.T) {
 		t.Errorf("findings = %v", p.Findings)
 	}
 	m := p.Manifest
-	if m == nil || m.ID != "test.text-tools" || m.Version != "0.2.0" || m.APIVersion != "1.0" || m.Executable.Module != "bin/text.wasm" {
+	if m == nil || m.ID != "test.text-tools" || m.Version != "0.2.0" || m.APIVersion != "1.0" || m.Provides.Executable == nil || !*m.Provides.Executable {
 		t.Fatalf("manifest = %+v", m)
 	}
 	want := capability.Request{

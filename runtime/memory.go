@@ -185,9 +185,9 @@ func (e *limitError) Unwrap() error { return ErrMemoryLimit }
 
 // limitResources builds the table and stack ceilings into a module
 // (wasmbin.Limit). A module whose tables are too large from the start is
-// refused with ErrTableLimit. It also takes the data segments out of the
-// module into an image (stripData): every memory of the module starts from
-// the image (memBudget.Allocate).
+// refused with ErrTableLimit. Its output is what the prepared-module cache
+// keeps; prepare then takes the data segments out into an image in this
+// process (stripData).
 func limitResources(wasm []byte) ([]byte, error) {
 	out, err := wasmbin.Limit(wasm, wasmbin.Limits{TableElements: tableElements, StackUnits: stackUnits})
 	if errors.Is(err, wasmbin.ErrTableLimit) {
@@ -196,7 +196,7 @@ func limitResources(wasm []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stripData(out, wasm), nil
+	return out, nil
 }
 
 // stackLimitHit reports whether err, a failed call's error from wazero or

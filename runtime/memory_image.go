@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"runtime"
@@ -97,21 +95,22 @@ func hasNoData(wasm []byte) bool {
 var strippedMarker = append(append([]byte{wasmbin.SectionCustom, 18, 16}, "packs:data-image"...), 1)
 
 // stripData returns wasm without its data segments, and registers their
-// image (see images), when wasm qualifies; else wasm itself. source is the
-// module as read from its file (limitResources' input): its hash names the
-// image. stripData never fails: a module it cannot read is left for wazero
-// to judge.
-func stripData(wasm, source []byte) []byte {
+// image (see images), when wasm qualifies; else wasm itself. sourceSHA is
+// the SHA-256 (hex) of the module as read from its file (moduleKey.sha): it
+// names the image. stripData never fails: a module it cannot read is left
+// for wazero to judge. It runs in every process that prepares the module,
+// also when the prepared bytes come from the disk cache: an image lives in
+// the process that made it.
+func stripData(wasm []byte, sourceSHA string) []byte {
 	img, sec, content, ok := readImage(wasm)
 	if !ok {
 		return wasm
 	}
-	sum := sha256.Sum256(source)
-	if known, ok := images.Load(hex.EncodeToString(sum[:])); ok {
+	if known, ok := images.Load(sourceSHA); ok {
 		img = known.(*dataImage)
 	} else {
 		img.store()
-		images.Store(hex.EncodeToString(sum[:]), img)
+		images.Store(sourceSHA, img)
 	}
 	out := wasmbin.Replace(wasm, sec, content)
 	out = append(out, strippedMarker...)

@@ -105,7 +105,7 @@ func (r *Runtime) load(ctx context.Context, p *packs.Pack, t *packs.Tool) (*modu
 	if err != nil {
 		return nil, err
 	}
-	raw, sha, err := r.readModule(path)
+	raw, sha, err := r.readModule(p, path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +164,11 @@ func (r *Runtime) modulePath(p *packs.Pack, t *packs.Tool) (string, error) {
 	return path, nil
 }
 
-// readModule returns the sha256 of the file at path, and its bytes when it
-// had to read them (nil when the file is unchanged since it was last hashed).
-func (r *Runtime) readModule(path string) ([]byte, string, error) {
+// readModule returns the sha256 of p's module file at path, and its bytes
+// when it had to read them (nil when the file is unchanged since it was last
+// hashed). The bytes of a module that the integrity check of this call just
+// hashed (packs.ContentCache.KeepModules) are not read again.
+func (r *Runtime) readModule(p *packs.Pack, path string) ([]byte, string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, "", err
@@ -185,12 +187,15 @@ func (r *Runtime) readModule(path string) ([]byte, string, error) {
 			return nil, old.sha, nil
 		}
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
+	raw, sha, kept := r.keptModule(p, path, fi)
+	if !kept {
+		if raw, err = os.ReadFile(path); err != nil {
+			return nil, "", err
+		}
+		sum := sha256.Sum256(raw)
+		sha = hex.EncodeToString(sum[:])
 	}
-	sum := sha256.Sum256(raw)
-	stamp.sha = hex.EncodeToString(sum[:])
+	stamp.sha = sha
 	if int64(len(raw)) != stamp.size {
 		// It changed while we read it: hash what we read, remember nothing.
 		return raw, stamp.sha, nil
@@ -199,6 +204,25 @@ func (r *Runtime) readModule(path string) ([]byte, string, error) {
 	r.files[path] = stamp
 	r.mu.Unlock()
 	return raw, stamp.sha, nil
+}
+
+// keptModule returns the bytes and sha256 of the module at path as p's
+// integrity check hashed them, when it kept them and the file (fi) has not
+// changed since.
+func (r *Runtime) keptModule(p *packs.Pack, path string, fi os.FileInfo) ([]byte, string, bool) {
+	dir, err := filepath.EvalSymlinks(p.Dir)
+	if err != nil {
+		return nil, "", false
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return nil, "", false
+	}
+	raw, sha, st, ok := r.content.TakeModule(p.Dir, filepath.ToSlash(rel))
+	if !ok || st != packs.StampOf(fi) || int64(len(raw)) != fi.Size() {
+		return nil, "", false
+	}
+	return raw, sha, true
 }
 
 // readVerified reads path and checks that it still hashes to sha.
@@ -218,20 +242,20 @@ func readVerified(path, sha string) ([]byte, error) {
 // that reads raw is wasmbin.Parse (through RewriteImports or inspect): the
 // guard against counts that would make wazero over-allocate sees every
 // module before wazero does, whatever its ABI.
+//
+// The prepared bytes are kept on disk (prepared.go): a later process reads
+// them instead of preparing the module again; wasmbin.Parse (inspect) still
+// reads them before wazero does.
 func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw []byte) (*module, error) {
-	wasm := raw
-	var err error
-	if key.abi == packs.ABIExtism {
-		if wasm, err = hostfns.RewriteImports(wasm); err != nil {
+	wasm, kept := r.readPrepared(key)
+	if !kept {
+		var err error
+		if wasm, err = prepareBytes(key.abi, raw); err != nil {
 			return nil, err
 		}
-		if wasm, err = renameExport(wasm, reactorInit, initExport); err != nil {
-			return nil, err
-		}
+		r.writePrepared(key, wasm)
 	}
-	if wasm, err = limitResources(wasm); err != nil {
-		return nil, err
-	}
+	wasm = stripData(wasm, key.sha)
 	info, err := inspect(wasm)
 	if err != nil {
 		return nil, err
@@ -251,6 +275,22 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 		m.wasm = nil // compiled; the bytes are no longer needed
 	}
 	return m, nil
+}
+
+// prepareBytes rewrites raw for abi: Extism imports moved and the reactor
+// initializer renamed, then the resource limits added.
+func prepareBytes(abi packs.ABI, raw []byte) ([]byte, error) {
+	wasm := raw
+	var err error
+	if abi == packs.ABIExtism {
+		if wasm, err = hostfns.RewriteImports(wasm); err != nil {
+			return nil, err
+		}
+		if wasm, err = renameExport(wasm, reactorInit, initExport); err != nil {
+			return nil, err
+		}
+	}
+	return limitResources(wasm)
 }
 
 // checkExport checks that the module has what t calls.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/packs-run/packs/capability"
@@ -245,13 +246,16 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	// The grant the call would run with, shown to the approver and bound
 	// by the approval.
 	granted := tool != nil || req.Builtin.Granted
-	var preview capability.Grant
+	var (
+		preview capability.Grant
+		once    bool // the person's grants hold a once grant, for the call to spend
+	)
 	if granted {
-		g, err := p.grant(ctx, req, false)
+		g, o, err := p.grant(ctx, req, false)
 		if err != nil {
 			return nil, Result{}, err
 		}
-		preview = g
+		preview, once = g, o
 	}
 	pending := capability.Pending{
 		Invocation: o.Invocation, Chat: req.Chat, Pack: req.Ref.Name, Tool: rec.Tool, BaseTool: req.Builtin != nil,
@@ -287,16 +291,28 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
 
 	// Take the grant: the approved call spends the person's "once" grants.
-	// It must be the grant the person was shown.
+	// It must be the grant the person was shown, so one they changed while
+	// they were asked refuses the call. When there is nothing to spend and
+	// nobody was asked (the policy or the chat's memory approved, at once),
+	// the grant just read is the call's: reading it again could only see
+	// what a change a moment later would, and that is the next call's.
 	g := preview
-	if granted {
-		if g, err = p.grant(ctx, req, true); err != nil {
+	if granted && (once || !p.decidedAtOnce(ap, req)) {
+		if g, _, err = p.grant(ctx, req, true); err != nil {
 			return nil, Result{}, err
 		}
 	}
 
 	if p.cfg.Reserved != nil {
 		ctx = hostfns.WithReserved(ctx, p.cfg.Reserved()...)
+	}
+	// A guest's questions go to the person through the first approver
+	// that can ask (ask_person); with none, they are declined.
+	for _, a := range req.Approvers {
+		if as, ok := a.(hostfns.Asker); ok {
+			ctx = hostfns.WithAsker(ctx, as)
+			break
+		}
 	}
 	// The values of the granted secrets only, for the host functions to
 	// inject; every output is masked of them (secrets.go).
@@ -368,17 +384,33 @@ func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessag
 }
 
 // grant resolves the pack's effective grant for req; take spends "once"
-// grants, for the approved call.
-func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (capability.Grant, error) {
+// grants, for the approved call. once says whether the person's grants
+// hold a once grant not revoked.
+func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (g capability.Grant, once bool, err error) {
 	get := p.cfg.Grants.PeekGrants
 	if take {
 		get = p.cfg.Grants.TakeGrants
 	}
 	user, err := get(ctx, req.Ref, req.Chat)
 	if err != nil {
-		return capability.Grant{}, err
+		return capability.Grant{}, false, err
 	}
-	return capability.Resolve(req.Ref, req.Pack.Request(), user, p.cfg.Policy, p.Env(req.Workspace))
+	once = slices.ContainsFunc(user, func(u capability.UserGrant) bool { return u.Scope == capability.ScopeOnce && !u.Revoked })
+	g, err = capability.Resolve(req.Ref, req.Pack.Request(), user, p.cfg.Policy, p.Env(req.Workspace))
+	return g, once, err
+}
+
+// decidedAtOnce reports whether ap was given without asking anyone: by the
+// policy, or by the chat's memory of "allow for this chat" (the gate
+// consults both before any approver of the request, so no person was
+// waited for). An approver of the request named like the policy is
+// counted as a person.
+func (p *Pipeline) decidedAtOnce(ap capability.Approval, req Request) bool {
+	if ap.Remembered() {
+		return true
+	}
+	policy := p.cfg.Policy.Approver().Name()
+	return ap.Approver() == policy && !slices.ContainsFunc(req.Approvers, func(a capability.Approver) bool { return a.Name() == policy })
 }
 
 // touches lists what a granted pack may reach: "network api.example.com".

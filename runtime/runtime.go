@@ -71,6 +71,12 @@ type Config struct {
 	// capability, and each exercise it tries is recorded here as a denial.
 	// Nil keeps them in memory (a capability.MemoryRecorder).
 	Recorder capability.Recorder
+	// Content checks installed packs' files against packs.lock at every
+	// call. A caller that checked the pack already (packs run, before it
+	// loads it) passes its cache, so that files unchanged since are not
+	// hashed again and a module it kept (packs.ContentCache.KeepModules) is
+	// not read again. Nil: the Runtime's own.
+	Content *packs.ContentCache
 }
 
 // Runtime runs tools. It is safe for concurrent use; Close releases it.
@@ -79,6 +85,7 @@ type Runtime struct {
 	recorder capability.Recorder // see Config.Recorder
 	cache    wazero.CompilationCache
 	rtConfig wazero.RuntimeConfig
+	cacheDir string         // Config.CacheDir, absolute; "" for none
 	wasi     wazero.Runtime // every WASI command, in one runtime
 	poolSize int
 	poolMem  int64                             // Config.PoolMemory
@@ -101,7 +108,7 @@ type Runtime struct {
 	tick    uint64 // pool use counter, for LRU eviction
 	pooled  int64  // memory held by the pools' ready instances (pool.bytes summed)
 
-	content packs.ContentCache // installed packs' files, checked at every call
+	content *packs.ContentCache // installed packs' files, checked at every call
 }
 
 // New returns a Runtime. It creates cfg.CacheDir (0700) when set.
@@ -110,7 +117,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var cache wazero.CompilationCache
+	var (
+		cache    wazero.CompilationCache
+		cacheDir string
+	)
 	if cfg.CacheDir != "" {
 		dir, err := filepath.Abs(cfg.CacheDir)
 		if err != nil {
@@ -119,6 +129,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		if cache, err = wazero.NewCompilationCacheWithDir(dir); err != nil {
 			return nil, fmt.Errorf("runtime: cache directory %q: %w: check its permissions or pass another --home", cfg.CacheDir, err)
 		}
+		cacheDir = dir
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
@@ -142,6 +153,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		log:      log,
 		cache:    cache,
 		rtConfig: rc,
+		cacheDir: cacheDir,
 		poolSize: poolSize,
 		poolMem:  poolMem,
 		paths:    map[[2]string]string{},
@@ -149,6 +161,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		modules:  map[moduleKey]*moduleEntry{},
 		plugins:  map[moduleKey]*pluginEntry{},
 		pools:    map[poolKey]*pool{},
+		content:  cfg.Content,
+	}
+	if r.content == nil {
+		r.content = &packs.ContentCache{}
 	}
 	r.wasi = wazero.NewRuntimeWithConfig(ctx, rc)
 	if err := instantiateWASI(ctx, r.wasi); err != nil {

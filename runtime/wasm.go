@@ -34,7 +34,7 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, content *packs.Co
 	if err := hostfns.Require(req, m.groups); err != nil {
 		return Result{}, err
 	}
-	environ := os.Environ()
+	environ := grantedEnviron(inv.Grant, os.Environ)
 	s := &spec{
 		mod: m, pack: inv.Pack.Name, packRoot: inv.Pack.Dir, workspace: inv.Workspace,
 		grant: inv.Grant, environ: environ, pages: lim.MemoryPages, log: r.log.With("pack", inv.Pack.Name),
@@ -69,6 +69,23 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, content *packs.Co
 	}
 	res.Duration = time.Since(begin)
 	return res, err
+}
+
+// grantedEnviron returns the variables of the process environment (from
+// environ) that g may make visible: nil without an env_read grant, so that a
+// call that can see no variable neither builds nor sorts the environment.
+// hostfns.Environ decides and records each variable returned.
+func grantedEnviron(g capability.Grant, environ func() []string) []string {
+	if !g.Has(capability.EnvRead) {
+		return nil
+	}
+	var out []string
+	for _, kv := range environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" && g.Env(k).Allowed() {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // retire closes a used instance in the background, after its call has

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh: what `make run` runs. It builds bin/packs (static) and the example
-# packs, installs every pack under wasm-examples/ into .demo/home, and starts
-# the web app (packs serve). Extra arguments go to packs serve, e.g.
+# packs, installs the built-in packs (internal/builtin) and every pack under
+# wasm-examples/ into .demo/home, and starts the web app (packs serve). Extra arguments go to packs serve, e.g.
 #   scripts/demo.sh --provider openai --base-url http://localhost:11434/v1 --model llama3.2
 # Without a model the app says how to set one; tools still run by hand.
 # Each step says what it does and how long it took: the first run installs
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 HOME_DIR=${PACKS_DEMO_HOME:-.demo/home}
-STEPS=5
+STEPS=6
 step_no=0
 step_start=$SECONDS
 
@@ -43,16 +43,29 @@ make --no-print-directory -C wasm-examples
 grant_for() {
 	case "$1" in
 	csv-stats | incident-triage) echo filesystem_read ;; # read the chat's workspace
-	web-fetch) echo network ;;                           # the documentation hosts its skill.toml lists
 	*) echo none ;;
 	esac
 }
 
-step "installing the example packs into $HOME_DIR (each module is compiled once, then cached)…"
 mkdir -p "$HOME_DIR"
+# The built-in packs install themselves on first use; granting the built-in
+# web-fetch its documentation hosts is that first use here. Every other
+# built-in asks for nothing (session-file-system works in the chat's own
+# workspace, which every pack has).
+step "installing the built-in packs into $HOME_DIR (current-time, session-file-system, web-fetch, …)…"
+bin/packs --home "$HOME_DIR" grant web-fetch \
+	'network=*.wikipedia.org,developer.mozilla.org,docs.python.org,pkg.go.dev,go.dev,docs.rs,doc.rust-lang.org,github.com,raw.githubusercontent.com' >/dev/null
+echo "demo:       built in: $(bin/packs --home "$HOME_DIR" list | awk '$NF ~ /^builtin:/ {printf "%s ", $1}')" >&2
+
+step "installing the example packs into $HOME_DIR (each module is compiled once, then cached)…"
 for dir in wasm-examples/*/; do
 	[ -f "$dir/SKILL.md" ] || continue
 	name=$(basename "$dir")
+	# An example that shares a built-in's name (web-fetch) would replace it.
+	if grep -qx "source = \"builtin:$name\"" "$HOME_DIR/packs.lock"; then
+		echo "demo:       skipped $name: the built-in pack of that name is installed" >&2
+		continue
+	fi
 	bin/packs --home "$HOME_DIR" add "$dir" --yes --grant "$(grant_for "$name")" >/dev/null
 	echo "demo:       installed $name (granted: $(grant_for "$name"))" >&2
 done
@@ -67,6 +80,7 @@ demo: Ctrl-C here stops it.
 demo: from another terminal, use the same packs with the demo home:
 demo:   PACKS_HOME=$abs_home bin/packs list
 demo:   PACKS_HOME=$abs_home bin/packs run json-tools query --yes --input '{"data":{"a":1},"path":".a"}'
+demo:   PACKS_HOME=$abs_home bin/packs run current-time get_current_time --yes --input '{"format":"human"}'
 demo:   PACKS_HOME=$abs_home bin/packs audit
 EOF
 exec bin/packs --home "$abs_home" serve "$@"

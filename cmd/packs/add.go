@@ -16,6 +16,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -35,11 +36,15 @@ func (c *cli) addCommand() *cobra.Command {
   https://HOST/…/x.tar.gz#sha256=HEX    an archive, pinned by its digest
   oci://REGISTRY/REPO:TAG               a pack artifact (also @sha256:HEX), see packs publish
   NAME                                  a name in the pack index (--index or $PACKS_INDEX)
+  builtin:NAME                          a built-in pack you removed, back with nothing granted
 
 REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is
 recorded in packs.lock. A URL without #sha256= is refused unless
 --allow-unpinned says you accept whatever the server sends.
+
+Only what the pack ships is installed: no .git folders and nothing the
+pack's root .gitignore or .packignore excludes (a Rust target/, say).
 
 An archive's SSH signature, ARCHIVE.sig beside it (or at its URL plus .sig;
 see packs sign), is checked before it is opened: it must match, and its key
@@ -48,9 +53,11 @@ KEY.pub. The policy can require a signature per kind of source and block
 signers. The signer is recorded in packs.lock.
 
 Every source is fetched into a temporary folder first; add then validates
-the pack (and refuses it when there are errors, or when the
-enterprise policy blocks it), shows what the pack asks for, then installs it
-atomically and records it in packs.lock.
+the pack (and refuses it when there are errors, when the enterprise
+policy blocks it, or when it does not fit this machine: skill.toml's
+[platform] os, arch and required_tools, and the packs its [dependencies]
+name, installed in a version that fits), shows what the pack asks for, then
+installs it atomically and records it in packs.lock.
 
 --grant decides which requested capabilities are granted: "all", "none", or
 a comma-separated list in the syntax of packs grant, such as
@@ -83,6 +90,16 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				return err
 			}
 			defer a.Close()
+			if name, ok := strings.CutPrefix(args[0], builtin.SourcePrefix); ok {
+				// A built-in pack the person removed comes back, with
+				// nothing granted.
+				e, err := a.RestoreBuiltin(ctx, name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "installed %s %s (%s, built in)\n", e.Name, e.Version, e.Integrity)
+				return nil
+			}
 			source, err := c.resolveName(ctx, args[0], index)
 			if err != nil {
 				return err
@@ -122,6 +139,9 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			}
 			for _, f := range st.Findings {
 				fmt.Fprintln(c.stderr, f.String())
+			}
+			if err := c.refuseMisfit(c.stderr, "add", st.Pack, a.Home.Dir()); err != nil {
+				return err
 			}
 			req := st.Pack.Request()
 			pre := preApproved(a.Policy, ref, req)

@@ -83,8 +83,9 @@ Before installing anything it checks each archive's digest, its signature
 (a pack the bundle records as signed must carry a good signature by the
 same key, and the key must be trusted here: the policy's [trust] signers or
 --signer KEY.pub), the archive limits, the pack itself, the enterprise
-policy, and that each pack unpacks to exactly the content its lock entry
-records. One failure installs nothing.
+policy, that each pack unpacks to exactly the content its lock entry
+records, and that each fits this machine as packs add checks it (a
+dependency may come in the same bundle). One failure installs nothing.
 
 The packs get no capabilities unless --grants-from-bundle applies the grants
 their lock entries carry (within what each pack asks for). Without a
@@ -117,6 +118,21 @@ terminal pass --yes.`,
 				ref := p.Staged.Ref()
 				if err := a.Policy.Blocked(ref); err != nil {
 					return exitWith(exitDenied, fmt.Errorf("bundle import: %s is blocked by policy %s: %s: nothing was installed", ref.Name, a.Policy.Source(), blockReason(a.Policy, ref)))
+				}
+			}
+			// Each pack must fit this machine; a dependency may come with it
+			// in the bundle.
+			var together []packs.Installed
+			for _, p := range staged {
+				in := packs.Installed{Name: p.Staged.Name()}
+				if m := p.Staged.Pack.Manifest; m != nil {
+					in.ID, in.Version = m.ID, m.Version
+				}
+				together = append(together, in)
+			}
+			for _, p := range staged {
+				if err := c.refuseMisfit(c.stderr, "bundle import", p.Staged.Pack, a.Home.Dir(), together...); err != nil {
+					return fmt.Errorf("%w: nothing was installed", err)
 				}
 			}
 			if !c.interactive && !yes {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -52,7 +53,8 @@ still would not hold, and why (the policy, for one).`,
 				return usageError("grant: --scope %s: want once, chat or persistent", scope)
 			}
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			// A built-in pack is there on first use.
+			a, err := c.openWith(ctx, builtin.Is(args[0]))
 			if err != nil {
 				return err
 			}
@@ -229,7 +231,8 @@ grants made for one chat.`,
 		Args: nargs(1, 1, "one PACK"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := c.open(ctx)
+			// A built-in pack is there on first use.
+			a, err := c.openWith(ctx, builtin.Is(args[0]))
 			if err != nil {
 				return err
 			}

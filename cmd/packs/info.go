@@ -59,6 +59,13 @@ type infoOut struct {
 	License       string     `json:"license,omitempty"`
 	Compatibility string     `json:"compatibility,omitempty"`
 	ToolDetails   []toolJSON `json:"tool_details"`
+	// From skill.toml: what the pack says of itself, and what it needs.
+	Repository    string   `json:"repository,omitempty"`
+	Homepage      string   `json:"homepage,omitempty"`
+	Documentation string   `json:"documentation,omitempty"`
+	Keywords      []string `json:"keywords,omitempty"`
+	Platform      string   `json:"platform,omitempty"`
+	Requires      []string `json:"requires,omitempty"` // [dependencies]: "NAME CONSTRAINT"
 }
 
 func infoJSON(ip app.InstalledPack) infoOut {
@@ -69,8 +76,33 @@ func infoJSON(ip app.InstalledPack) infoOut {
 		for _, t := range p.Tools {
 			out.ToolDetails = append(out.ToolDetails, toolJSON{Name: t.Name, Description: t.Description, Run: describeRun(t.Run)})
 		}
+		if m := p.Manifest; m != nil {
+			out.Repository, out.Homepage, out.Documentation, out.Keywords = m.Repository, m.Homepage, m.Documentation, m.Keywords
+			out.Platform = describePlatform(m.Platform)
+			for _, d := range m.Dependencies {
+				r := strings.TrimSpace(d.Pack + " " + d.Constraint)
+				if d.Optional {
+					r += " (optional)"
+				}
+				out.Requires = append(out.Requires, r)
+			}
+		}
 	}
 	return out
+}
+
+// describePlatform renders [platform] in one line; "" when it says nothing.
+func describePlatform(pl packs.Platform) string {
+	var parts []string
+	for _, p := range []struct {
+		what string
+		list []string
+	}{{"os", pl.OS}, {"arch", pl.Arch}, {"needs", pl.RequiredTools}, {"uses", pl.OptionalTools}} {
+		if len(p.list) > 0 {
+			parts = append(parts, p.what+" "+strings.Join(p.list, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (c *cli) printInfo(a *app.App, ip app.InstalledPack) {
@@ -88,6 +120,9 @@ func (c *cli) printInfo(a *app.App, ip app.InstalledPack) {
 	row("version", j.Version)
 	row("description", j.Description)
 	row("status", string(j.Status))
+	if j.Disabled {
+		row("disabled", "yes: it is never attached or run; packs enable "+j.Name+" turns it back on")
+	}
 	row("source", j.Source)
 	row("integrity", j.Integrity)
 	row("installed", j.Installed.Local().Format(time.RFC3339))
@@ -95,6 +130,12 @@ func (c *cli) printInfo(a *app.App, ip app.InstalledPack) {
 	row("entry doc", j.EntryDoc)
 	row("license", j.License)
 	row("compatibility", j.Compatibility)
+	row("repository", j.Repository)
+	row("homepage", j.Homepage)
+	row("documentation", j.Documentation)
+	row("keywords", strings.Join(j.Keywords, ", "))
+	row("platform", j.Platform)
+	row("requires", strings.Join(j.Requires, ", "))
 	row("error", j.Error)
 	w.Flush()
 	switch j.Status {

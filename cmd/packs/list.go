@@ -27,7 +27,9 @@ func (c *cli) listCommand() *cobra.Command {
 		Short: "List installed and discovered packs",
 		Long: `list shows the installed packs: name, version, status, tools, requested and
 granted capabilities, and source. Status is "ok", "modified" (the files no
-longer match packs.lock, so the pack does not run) or "missing".
+longer match packs.lock, so the pack does not run), "missing" or
+"disabled" (packs disable: installed, but never attached or run; --json
+says "disabled": true).
 
 It also shows the packs discovered in the folders given by --dir (repeatable)
 and then in $PACKS_PATH (colon-separated), scanned in that order. When two
@@ -72,7 +74,14 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 				if j.HiddenBy != "" {
 					source += " (hidden by " + j.HiddenBy + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, dash(j.Version), j.Status,
+				status := string(j.Status)
+				switch {
+				case j.Disabled && j.Status == app.StatusOK:
+					status = "disabled"
+				case j.Disabled:
+					status += ",disabled"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, dash(j.Version), status,
 					dash(strings.Join(j.Tools, ",")), dash(strings.Join(names(j.Requested), ",")),
 					dash(strings.Join(j.Granted, ",")), source)
 			}
@@ -171,6 +180,9 @@ type packJSON struct {
 	Origin      string          `json:"origin"`              // "installed" or "discovered"
 	Dir         string          `json:"dir,omitempty"`       // the folder of a discovered pack
 	HiddenBy    string          `json:"hidden_by,omitempty"` // what hides a hidden pack: "installed" or the winner's folder
+	// Disabled says the person disabled the installed pack (packs
+	// disable): it is never attached, offered to a model or run.
+	Disabled bool `json:"disabled"`
 }
 
 // capabilityUse is one requested capability, the resources the pack asks
@@ -187,6 +199,7 @@ func toJSON(ip app.InstalledPack) packJSON {
 	j := packJSON{
 		Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Origin: originInstalled,
 		Installed: e.Installed, Status: ip.Status, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{},
+		Disabled: ip.Disabled,
 	}
 	// packs.lock records granted resources; what the pack asks for is in
 	// its skill.toml, when it loads.

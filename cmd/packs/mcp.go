@@ -130,6 +130,12 @@ func servedPacks(ctx context.Context, a *app.App, pol *capability.Policy, only [
 			a.Logger.Warn("packs mcp: pack not served: its files no longer match packs.lock; reinstall it with packs add", "pack", name, "status", ip.Status)
 		case pol.Blocked(ip.Entry.Ref()) != nil:
 			a.Logger.Warn("packs mcp: pack not served: the policy blocks it", "pack", name)
+		case ip.Disabled:
+			a.Logger.Warn("packs mcp: pack not served: it is disabled; packs enable turns it back on", "pack", name)
+		case ip.Pack.Attachable() != nil:
+			// A coming_soon pack (the built-in research, sandbox) has
+			// nothing to serve yet.
+			a.Logger.Debug("packs mcp: pack not served: it is coming soon", "pack", name)
 		default:
 			out = append(out, name)
 		}

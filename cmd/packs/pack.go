@@ -19,8 +19,9 @@ func (c *cli) packCommand() *cobra.Command {
 		Long: `pack validates the pack folder DIR and writes it as a .tar.gz whose bytes
 depend only on the pack's content: entries sorted, under one folder named
 after the pack, with fixed times, owners and modes (0755 for folders and
-executables, 0644 otherwise), .git folders left out, and a gzip header
-without name or time. Packing the same content anywhere gives the same
+executables, 0644 otherwise), and a gzip header without name or time. It
+holds what the pack ships: no .git folders and nothing the pack's root
+.gitignore or .packignore excludes, the same files packs add installs. Packing the same content anywhere gives the same
 file, so anyone can check a published archive against its source.
 
 The archive goes to --output (default NAME.tar.gz in the current folder).

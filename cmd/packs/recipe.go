@@ -155,7 +155,7 @@ func (c *cli) recipePack(ctx context.Context, arg string) (*packs.Pack, capabili
 		return nil, capability.PackRef{}, err
 	}
 	defer a.Close()
-	p, ref, err := loadForRun(a, arg)
+	p, ref, err := loadForRun(a, arg, nil)
 	return p, ref, err
 }
 
@@ -177,7 +177,9 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 		return err
 	}
 	defer a.Close()
-	p, ref, err := loadForRun(a, packArg)
+	// Every step's check of the pack finds the files checked here.
+	content := &packs.ContentCache{}
+	p, ref, err := loadForRun(a, packArg, content)
 	if err != nil {
 		return err
 	}
@@ -211,7 +213,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 		return err
 	}
 	defer log.Close()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log})
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log, Content: content})
 	if err != nil {
 		return err
 	}

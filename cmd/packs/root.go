@@ -37,7 +37,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.addCommand(),
 		c.listCommand(),
 		c.infoCommand(),
-		c.removeCommand(),
+		c.removeCommand(), c.enableCommand(), c.disableCommand(),
 		c.runCommand(),
 		c.mcpCommand(), c.approveCommand(),
 		c.serveCommand(),
@@ -198,14 +198,19 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 
 // open opens the application on the state directory from --home or the
 // environment. The caller closes it.
-func (c *cli) open(ctx context.Context) (*app.App, error) {
+func (c *cli) open(ctx context.Context) (*app.App, error) { return c.openWith(ctx, false) }
+
+// openWith is open that, with builtins, also installs or updates the
+// built-in packs (app.Options.Builtins): for the commands that run chats
+// and tools.
+func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
 	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}
 	policy := c.policyPath()
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger})
+	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins})
 }
 
 // policyPath is the enterprise policy file from --policy or $PACKS_POLICY.

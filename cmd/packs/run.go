@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -69,7 +70,8 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 			if err != nil {
 				return err
 			}
-			a, err := c.open(cmd.Context())
+			// A built-in pack is there on first use.
+			a, err := c.openWith(cmd.Context(), builtin.Is(args[0]))
 			if err != nil {
 				return err
 			}
@@ -126,7 +128,11 @@ type runRequest struct {
 // gate, grant, integrity, invoke, audit). It returns the tool's result or
 // an error carrying the exit code.
 func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.Outcome, error) {
-	p, ref, err := loadForRun(a, req.pack)
+	// One check of the pack's files serves the whole command: the
+	// pipeline's check at the call finds them unchanged (one lstat each)
+	// and the module is compiled from the bytes hashed here.
+	content := &packs.ContentCache{KeepModules: true}
+	p, ref, err := loadForRun(a, req.pack, content)
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
@@ -151,7 +157,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 		return runtime.Outcome{}, err
 	}
 	defer log.Close()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log})
+	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log, Content: content})
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
@@ -215,8 +221,9 @@ func precompileHook(a *app.App) func(context.Context, packs.LockEntry) error {
 }
 
 // loadForRun loads the pack named by arg: a folder when arg is a path, else
-// the installed pack of that name, verified against packs.lock.
-func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, error) {
+// the installed pack of that name, verified against packs.lock through
+// content.
+func loadForRun(a *app.App, arg string, content *packs.ContentCache) (*packs.Pack, capability.PackRef, error) {
 	if strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
 		dir, err := filepath.Abs(arg)
 		if err != nil {
@@ -231,15 +238,14 @@ func loadForRun(a *app.App, arg string) (*packs.Pack, capability.PackRef, error)
 		}
 		return p, capability.PackRef{Name: p.Name}, nil
 	}
-	entry, err := a.Home.Entry(arg)
-	if errors.Is(err, packs.ErrNotInstalled) {
+	entry, _, err := a.Home.VerifyContent(content, arg)
+	switch {
+	case errors.Is(err, packs.ErrNotInstalled):
 		return nil, capability.PackRef{}, usageError("run: %v", err)
-	}
-	if err != nil {
-		return nil, capability.PackRef{}, err
-	}
-	if err := a.Home.Verify(arg); err != nil {
+	case errors.Is(err, packs.ErrModified):
 		return nil, capability.PackRef{}, fmt.Errorf("run: refusing to run: %w", err)
+	case err != nil:
+		return nil, capability.PackRef{}, err
 	}
 	dir, err := a.Home.PackDir(arg)
 	if err != nil {

@@ -13,9 +13,10 @@ import (
 
 // openSession opens the application and builds what a chat session needs,
 // for the commands that run sessions: packs chat, packs mcp, packs serve.
-// The returned func closes both, the session's components first.
+// The built-in packs are installed (or updated) first. The returned func
+// closes both, the session's components first.
 func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), error) {
-	a, err := c.open(ctx)
+	a, err := c.openWith(ctx, true)
 	if err != nil {
 		return nil, chat.Deps{}, nil, err
 	}
@@ -50,7 +51,7 @@ func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), e
 		return chat.Deps{}, nil, err
 	}
 	deps := chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl,
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl,
 		Workspaces: a.Home.WorkspacesDir(), Logger: a.Logger,
 	}
 	return deps, func() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -86,6 +87,15 @@ the key that signed the installed version is trusted for the new one.`,
 // updateOne fetches e's source again and installs it when it changed, with
 // the person's consent when it asks for more.
 func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes, allowUnpinned bool, signerFiles []string) error {
+	if builtin.IsSource(e.Source) {
+		// A built-in comes with the binary: bring it to this binary's
+		// version (a no-op when it is).
+		if err := a.EnsureBuiltins(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "%s is built in: it is the version this packs binary carries\n", e.Name)
+		return nil
+	}
 	source := packs.SourceForUpdate(e.Source)
 	trust, err := addTrust(a.Policy, source, signerFiles)
 	if err != nil {
@@ -123,6 +133,9 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 	ref := st.Ref()
 	if err := a.Policy.Blocked(ref); err != nil {
 		return exitWith(exitDenied, fmt.Errorf("update %s: the new version is blocked by policy %s: %s: %s %s stays installed", e.Name, a.Policy.Source(), blockReason(a.Policy, ref), e.Name, e.Version))
+	}
+	if err := c.refuseMisfit(c.stderr, "update", st.Pack, a.Home.Dir()); err != nil {
+		return fmt.Errorf("%w: %s %s stays installed", err, e.Name, orDash(e.Version))
 	}
 	dir, err := a.Home.PackDir(e.Name)
 	if err != nil {

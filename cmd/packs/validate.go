@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -64,6 +67,14 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 				default:
 					fs = pk.Findings
 				}
+				if err == nil {
+					h, herr := c.host(c.validateHome(), false)
+					if herr != nil {
+						return herr
+					}
+					fs = append(fs, packs.CheckHost(pk, h)...)
+				}
+				fs = append(fs, packs.CheckShipped(p, pk)...)
 				if err == nil && hasWasm(pk) {
 					if rt == nil {
 						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
@@ -119,8 +130,8 @@ func hasWasm(p *packs.Pack) bool {
 // cache for a later run, but never creates a state directory. "cache" is
 // the state directory's layout (packs.Home.CacheDir).
 func (c *cli) validateCache() string {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
-	if err != nil {
+	home := c.validateHome()
+	if home == "" {
 		return ""
 	}
 	dir := filepath.Join(home, "cache")
@@ -128,6 +139,60 @@ func (c *cli) validateCache() string {
 		return ""
 	}
 	return dir
+}
+
+// validateHome returns the state directory when it exists, else "".
+func (c *cli) validateHome() string {
+	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return home
+}
+
+// host describes this machine and the packs installed in home ("" for
+// none) for packs.CheckHost. Native commands run on hostfns.SafePath, so
+// that is where a tool the pack runs is looked for; the person's PATH for
+// the others.
+func (c *cli) host(home string, install bool) (packs.Host, error) {
+	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: c.getenv("PATH"), Install: install}
+	if home == "" {
+		return h, nil
+	}
+	installed, err := packs.InstalledIn(home)
+	if err != nil {
+		return h, err
+	}
+	h.Installed = installed
+	return h, nil
+}
+
+// refuseMisfit checks a pack about to be installed against this machine
+// and the installed packs (and also, the packs installed with it): it
+// prints every finding on w and refuses the pack when one is an error (a
+// platform it does not run on, a required tool or pack that is missing).
+func (c *cli) refuseMisfit(w io.Writer, verb string, p *packs.Pack, home string, also ...packs.Installed) error {
+	h, err := c.host(home, true)
+	if err != nil {
+		return err
+	}
+	h.Installed = append(h.Installed, also...)
+	fs := packs.CheckHost(p, h)
+	for _, f := range fs {
+		// The pack is staged in a temporary folder: name its files by
+		// the pack, as "weather/skill.toml".
+		if rel, err := filepath.Rel(p.Dir, f.File); err == nil && filepath.IsLocal(rel) {
+			f.File = filepath.Join(p.Name, rel)
+		}
+		fmt.Fprintln(w, f.String())
+	}
+	if errs, _ := count(fs); errs > 0 {
+		return fmt.Errorf("%s: %s does not fit this machine (%s): install what it needs, or use it on a machine it supports", verb, p.Name, plural(errs, "error"))
+	}
+	return nil
 }
 
 // count returns the number of errors and warnings.

@@ -7,12 +7,18 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
+	"slices"
+	"sync"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -22,6 +28,10 @@ type Options struct {
 	Home   string       // state directory, absolute (see packs.ResolveHome)
 	Policy string       // enterprise policy file; "" for none
 	Logger *slog.Logger // nil discards
+	// Builtins installs or updates the built-in packs as the home opens
+	// (EnsureBuiltins): the commands that run chats (chat, mcp, serve)
+	// and tools (run) set it.
+	Builtins bool
 }
 
 // App is one open state directory and what is built on it.
@@ -69,6 +79,12 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	if opt.Builtins {
+		if err := a.EnsureBuiltins(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
 	return a, nil
 }
 
@@ -85,20 +101,41 @@ func (a *App) Close() error {
 // syncDB rewrites the packs table from packs.lock when they differ: the
 // lockfile is the source of truth, the table a queryable mirror that a
 // crash between the two writes may have left behind.
+//
+// The comparison parses every entry and reads every row, so it is skipped
+// when packs.lock holds what it held when the table was last brought in line
+// with it (the SHA-256 of its bytes, recorded in packs.db: hashing the file
+// costs a millisecond with ten thousand packs installed, parsing it fifty):
+// a command's start then costs the same with ten packs installed or ten
+// thousand. Every write of the table follows a write of packs.lock.
 func (a *App) syncDB(ctx context.Context) error {
-	l, err := a.Home.ReadLock()
-	if err != nil {
+	data, err := os.ReadFile(a.Home.LockPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("app: read packs.lock: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	stamp := hex.EncodeToString(sum[:])
+	if synced, err := a.DB.PacksSyncedWith(ctx); err != nil || synced == stamp {
 		return err
+	}
+	l := &packs.Lockfile{} // no packs.lock: nothing installed
+	if data != nil {
+		if l, err = packs.ParseLock(a.Home.LockPath(), data); err != nil {
+			return err
+		}
 	}
 	rows := make([]store.PackRow, len(l.Packs))
 	for i, e := range l.Packs {
 		rows[i] = packRow(e)
 	}
 	changed, err := a.DB.ReplacePacks(ctx, rows)
+	if err != nil {
+		return err
+	}
 	if changed {
 		a.Logger.Info("app: packs.db brought in line with packs.lock")
 	}
-	return err
+	return a.DB.MarkPacksSynced(ctx, stamp)
 }
 
 func packRow(e packs.LockEntry) store.PackRow {
@@ -238,8 +275,18 @@ func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) 
 	if err != nil {
 		return packs.LockEntry{}, err
 	}
+	if builtin.IsSource(e.Source) {
+		// The person removed a built-in: EnsureBuiltins leaves it out.
+		if err := a.setBuiltinRemoved(name, true); err != nil {
+			return e, err
+		}
+	}
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
 		return e, fmt.Errorf("app: %s is removed, but packs.db was not updated (the next start repairs it): %w", name, err)
+	}
+	// A pack added again later starts enabled.
+	if _, err := a.DB.SetDisabled(ctx, name, false); err != nil {
+		return e, fmt.Errorf("app: %s is removed, but it is still marked disabled: %w", name, err)
 	}
 	for _, hook := range a.Removed {
 		if err := hook(ctx, name); err != nil {
@@ -264,20 +311,38 @@ type InstalledPack struct {
 	Status  Status
 	Pack    *packs.Pack // loaded from the installed folder; nil when it does not load
 	LoadErr error       // why Pack is nil
+	// Disabled says the person disabled the pack (packs disable): it stays
+	// installed and is never attached, offered to a model or run.
+	Disabled bool
 }
 
 // Packs lists the installed packs, sorted by name, each verified and loaded.
+// packs.lock is read once (packs.Home.Each): the cost grows with the number
+// of packs, not with its square.
 func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
-	l, err := a.Home.ReadLock()
+	var (
+		mu  sync.Mutex
+		out []InstalledPack
+	)
+	err := a.Home.Each(ctx, func(i int, e packs.LockEntry, verr error) error {
+		ip := a.inspect(e, verr)
+		mu.Lock()
+		defer mu.Unlock()
+		if i >= len(out) {
+			out = append(out, make([]InstalledPack, i+1-len(out))...)
+		}
+		out[i] = ip
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]InstalledPack, 0, len(l.Packs))
-	for _, e := range l.Packs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out = append(out, a.inspect(e))
+	disabled, err := a.DB.DisabledPacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		_, out[i].Disabled = disabled[out[i].Entry.Name]
 	}
 	return out, nil
 }
@@ -289,14 +354,38 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err != nil {
 		return InstalledPack{}, err
 	}
-	return a.inspect(e), nil
+	ip := a.inspect(e, a.Home.Verify(e.Name))
+	if err := a.DB.CheckEnabled(ctx, name); errors.Is(err, store.ErrPackDisabled) {
+		ip.Disabled = true
+	} else if err != nil {
+		return InstalledPack{}, err
+	}
+	return ip, nil
 }
 
-func (a *App) inspect(e packs.LockEntry) InstalledPack {
+// SetEnabled enables or disables the installed pack name (packs enable,
+// packs disable) and reports whether that changed anything. Its files, its
+// packs.lock entry and its grants stay as they are. A pack the policy
+// mandates cannot be disabled: the enterprise wins (an error wrapping
+// capability.ErrDenied). A name that is not installed is an error wrapping
+// packs.ErrNotInstalled.
+func (a *App) SetEnabled(ctx context.Context, name string, enabled bool) (bool, error) {
+	if _, err := a.Home.Entry(name); err != nil {
+		return false, err
+	}
+	if !enabled && slices.Contains(a.Policy.Mandated(), name) {
+		return false, &capability.DeniedError{Layer: capability.LayerPolicy, Reason: "the policy " + a.Policy.Source() + " mandates pack " + name + ": it stays enabled"}
+	}
+	return a.DB.SetDisabled(ctx, name, !enabled)
+}
+
+// inspect loads the installed pack of e, whose check against packs.lock
+// returned verr.
+func (a *App) inspect(e packs.LockEntry, verr error) InstalledPack {
 	ip := InstalledPack{Entry: e, Status: StatusOK}
-	if err := a.Home.Verify(e.Name); err != nil {
+	if verr != nil {
 		ip.Status = StatusModified
-		if errors.Is(err, packs.ErrNotInstalled) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(verr, packs.ErrNotInstalled) || errors.Is(verr, fs.ErrNotExist) {
 			ip.Status = StatusMissing
 		}
 	}

@@ -8,12 +8,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 )
 
 // BuiltinSource is how packs.lock records a built-in pack's source:
-// "builtin:NAME".
-const BuiltinSource = "builtin:"
+// "builtin:NAME" (internal/builtin).
+const BuiltinSource = builtin.SourcePrefix
 
 // Capability is one installed pack as spec 003 lists it: a built-in or a
 // pack the person installed. Its ID is the pack's name, except for a
@@ -38,7 +39,7 @@ func (c Capability) PackName() string { return c.Pack.Entry.Name }
 // listed by its lock entry: available, with no description.
 func capabilityOf(ip InstalledPack) Capability {
 	c := Capability{ID: ip.Entry.Name, Name: ip.Entry.Name, Status: packs.StatusAvailable,
-		Builtin: strings.HasPrefix(ip.Entry.Source, BuiltinSource), Pack: ip}
+		Builtin: builtin.IsSource(ip.Entry.Source), Pack: ip}
 	if p := ip.Pack; p != nil {
 		c.Description = p.Frontmatter.Description
 		if m := p.Manifest; m != nil {

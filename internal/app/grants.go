@@ -50,6 +50,12 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ro
 		// whatever it calls itself: it holds no grant.
 		return nil, nil
 	}
+	// A disabled pack runs nothing, from any front end: every call of an
+	// installed pack's tool, and every builtin run under its grant, comes
+	// here first.
+	if err := g.DB.CheckEnabled(ctx, ref.Name); err != nil {
+		return nil, err
+	}
 	user, err := rows(ctx, ref.Name, chat)
 	if err != nil || len(user) > 0 || g.Home == nil {
 		return user, err

@@ -9,8 +9,10 @@
 //
 // Writes are durable before Record* returns, yet batched: one writer
 // goroutine gathers the appends that arrive while it commits and writes them
-// in one transaction (group commit). A Log is owned by whoever opened it and
-// must be closed; Close waits for the writer to finish.
+// in one transaction (group commit). Another goroutine moves the checkpoint
+// behind it, so no append waits for a checkpoint file to be written. A Log
+// is owned by whoever opened it and must be closed; Close waits for both to
+// finish.
 package audit
 
 import (
@@ -57,17 +59,18 @@ type Options struct {
 type Log struct {
 	conn     *sql.Conn // the writer's own connection, its statements prepared once
 	stmts    [len(stmtSQL)]*sql.Stmt
+	rowStmt  *sql.Stmt // checkpointRowSQL, on the pool: the checkpointer's
 	key      *key
-	pending  *tip      // the newest row this Log committed and has not checkpointed yet
-	lastCP   time.Time // when this Log last wrote the checkpoint
-	stale    bool      // the checkpoint no longer matches packs.db: said once, never overwritten
+	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten (the checkpointer's)
 	logger   *slog.Logger
 	redact   Redactor
 	maxBatch int
 
 	reqs      chan *request
+	tips      chan tip // the newest row committed, for the checkpointer; holds one
 	closing   chan struct{}
-	done      chan struct{}
+	done      chan struct{} // the writer ended
+	cpDone    chan struct{} // the checkpointer ended
 	closeOnce sync.Once
 }
 
@@ -81,8 +84,8 @@ type tip struct {
 
 // checkpointEvery is how often a busy Log rewrites the checkpoint: each
 // write costs a file creation and a rename, so it is not done per commit.
-// An idle Log writes it this long after its last commit, and Close always
-// does.
+// The first commit after a quiet spell is checkpointed at once, and Close
+// always checkpoints the last.
 const checkpointEvery = 50 * time.Millisecond
 
 // row is one row before it has a seq and hash.
@@ -116,7 +119,6 @@ const (
 	stmtHead
 	stmtInsert
 	stmtSetHead
-	stmtRow
 )
 
 var stmtSQL = [...]string{
@@ -126,8 +128,12 @@ var stmtSQL = [...]string{
 	stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
 	stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-	stmtRow:      `SELECT hash, mac FROM audit WHERE seq = ?`,
 }
+
+// checkpointRowSQL reads the row a checkpoint names. The checkpointer runs
+// it on a connection of the pool, never between the writer's BEGIN and
+// COMMIT on the writer's own.
+const checkpointRowSQL = `SELECT hash, mac FROM audit WHERE seq = ?`
 
 // Open starts a Log on db: it takes one connection for its writer
 // goroutine, until Close. It loads the audit key from opt.KeyDir, making
@@ -160,7 +166,7 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 	}
 	l := &Log{
 		conn: conn, key: k, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
-		reqs: make(chan *request), closing: make(chan struct{}), done: make(chan struct{}),
+		reqs: make(chan *request), tips: make(chan tip, 1), closing: make(chan struct{}), done: make(chan struct{}), cpDone: make(chan struct{}),
 	}
 	for i, q := range stmtSQL {
 		if l.stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
@@ -168,13 +174,18 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 			return nil, fmt.Errorf("audit: open: %w", err)
 		}
 	}
+	if l.rowStmt, err = db.SQL().PrepareContext(ctx, checkpointRowSQL); err != nil {
+		l.closeConn()
+		return nil, fmt.Errorf("audit: open: %w", err)
+	}
 	go l.write()
+	go l.checkpoints()
 	return l, nil
 }
 
 func (l *Log) closeConn() error {
 	var errs []error
-	for _, st := range l.stmts {
+	for _, st := range append(l.stmts[:], l.rowStmt) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -188,10 +199,10 @@ func (l *Log) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
 		close(l.closing)
-		<-l.done
+		<-l.cpDone
 		err = l.closeConn()
 	})
-	<-l.done
+	<-l.cpDone
 	return err
 }
 
@@ -213,22 +224,16 @@ func (l *Log) append(ctx context.Context, r row) (int64, error) {
 }
 
 // write is the writer goroutine: it takes one request, gathers every other
-// request already waiting (up to maxBatch), commits them in one transaction
-// and answers each.
+// request already waiting (up to maxBatch), commits them in one transaction,
+// answers each and hands the newest row to the checkpointer.
 func (l *Log) write() {
 	defer close(l.done)
 	batch := make([]*request, 0, l.maxBatch)
-	var due <-chan time.Time // the pending checkpoint's timer
 	for {
 		select {
 		case r := <-l.reqs:
 			batch = append(batch[:0], r)
-		case <-due:
-			due = nil
-			l.checkpoint()
-			continue
 		case <-l.closing:
-			l.checkpoint()
 			return
 		}
 	gather:
@@ -240,7 +245,7 @@ func (l *Log) write() {
 				break gather
 			}
 		}
-		seq, err := l.commit(batch)
+		seq, last, err := l.commit(batch)
 		if err != nil {
 			l.logger.Error("audit: commit failed", "rows", len(batch), "err", err)
 			err = fmt.Errorf("audit: append: %w", err)
@@ -252,22 +257,59 @@ func (l *Log) write() {
 			}
 			r.done <- result{seq: seq + int64(i)}
 		}
-		if wait := checkpointEvery - time.Since(l.lastCP); wait <= 0 {
-			due = nil
-			l.checkpoint()
-		} else if due == nil && l.pending != nil {
-			due = time.After(wait)
+		if err == nil {
+			l.offer(last)
 		}
 	}
 }
 
-// commit writes batch as one transaction and returns the first row's seq.
-// It reads the head inside the write transaction, so two processes sharing
-// packs.db still build one chain.
-func (l *Log) commit(batch []*request) (seq0 int64, err error) {
+// offer hands t to the checkpointer, in place of any row it has not taken
+// yet: only the newest matters. Only the writer sends.
+func (l *Log) offer(t tip) {
+	for {
+		select {
+		case l.tips <- t:
+			return
+		default:
+		}
+		select {
+		case <-l.tips:
+		default:
+		}
+	}
+}
+
+// checkpoints is the checkpointer goroutine: it moves the checkpoint to
+// the newest row the writer committed, at most once per checkpointEvery,
+// and to the last one once the writer has ended.
+func (l *Log) checkpoints() {
+	defer close(l.cpDone)
+	for {
+		select {
+		case t := <-l.tips:
+			l.checkpoint(t)
+			select {
+			case <-time.After(checkpointEvery):
+			case <-l.done:
+			}
+		case <-l.done:
+			select {
+			case t := <-l.tips:
+				l.checkpoint(t)
+			default:
+			}
+			return
+		}
+	}
+}
+
+// commit writes batch as one transaction and returns the first row's seq
+// and the last row. It reads the head inside the write transaction, so two
+// processes sharing packs.db still build one chain.
+func (l *Log) commit(batch []*request) (seq0 int64, last tip, err error) {
 	ctx := context.Background()
 	if _, err := l.stmts[stmtBegin].ExecContext(ctx); err != nil {
-		return 0, err
+		return 0, tip{}, err
 	}
 	defer func() {
 		if err != nil {
@@ -278,7 +320,7 @@ func (l *Log) commit(batch []*request) (seq0 int64, err error) {
 	seq, prev := int64(0), genesis
 	err = l.stmts[stmtHead].QueryRowContext(ctx).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, err
+		return 0, tip{}, err
 	}
 	first := seq + 1
 	var mac string
@@ -287,39 +329,36 @@ func (l *Log) commit(batch []*request) (seq0 int64, err error) {
 		h := rowHash(prev, seq, r.row)
 		mac = l.key.rowMAC(seq, h)
 		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
-			return 0, err
+			return 0, tip{}, err
 		}
 		prev = h
 	}
 	if _, err := l.stmts[stmtSetHead].ExecContext(ctx, seq, prev); err != nil {
-		return 0, err
+		return 0, tip{}, err
 	}
 	if _, err := l.stmts[stmtCommit].ExecContext(ctx); err != nil {
-		return 0, err
+		return 0, tip{}, err
 	}
-	l.pending = &tip{seq: seq, hash: prev, mac: mac}
-	return first, nil
+	return first, tip{seq: seq, hash: prev, mac: mac}, nil
 }
 
-// checkpoint moves the checkpoint to the newest row this Log committed,
-// unless another process's checkpoint is already past it. It moves only if
+// checkpoint moves the checkpoint to p, a row this Log committed, unless
+// another process's checkpoint is already past it. It moves only if
 // packs.db still holds the row the old checkpoint names, unchanged: a log
 // cut back behind its checkpoint keeps the evidence for Verify, and the
 // writer says so once. The row it names is the one this Log wrote, never
 // the head as packs.db now says, which someone may have repointed.
-func (l *Log) checkpoint() {
-	p := l.pending
-	if p == nil || l.stale {
+func (l *Log) checkpoint(p tip) {
+	if l.stale {
 		return
 	}
-	l.pending, l.lastCP = nil, time.Now()
 	cp, err := readCheckpoint(l.key)
 	if err == nil && cp != nil {
 		if cp.Seq >= p.seq {
 			return
 		}
 		var hash, mac string
-		err = l.stmts[stmtRow].QueryRowContext(context.Background(), cp.Seq).Scan(&hash, &mac)
+		err = l.rowStmt.QueryRowContext(context.Background(), cp.Seq).Scan(&hash, &mac)
 		switch {
 		case err == nil && hash == cp.Hash && mac == cp.MAC:
 		case err == nil || errors.Is(err, sql.ErrNoRows):

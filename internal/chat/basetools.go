@@ -114,7 +114,8 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 		return nil, err
 	}
 	run := func(ctx context.Context, _ runtime.Granted) (json.RawMessage, int, error) {
-		body, truncated, err := readDoc(a.pack, a.pack.EntryDoc, a.pack.Body)
+		read := docReader(a.pack)
+		body, truncated, err := read(a.pack.EntryDoc, a.pack.Body)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -126,7 +127,7 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 			Recipes        string   `json:"recipes,omitempty"` // recipe.Describe: what run_recipe can run
 		}{PackID: a.pack.Name, EntryDoc: docRef{Path: a.pack.EntryDoc, Content: strings.TrimLeft(body, "\n"), Truncated: truncated}, Recipes: recipe.Describe(a.pack)}
 		for _, d := range args.Docs {
-			content, truncated, err := readDoc(a.pack, d, 0)
+			content, truncated, err := read(d, 0)
 			ref := docRef{Path: path.Clean(d), Content: content, Truncated: truncated}
 			if err != nil {
 				ref.Error = err.Error()
@@ -146,6 +147,32 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 	}
 	return &prepared{req: builtin(a, ToolOpenDocs, []capability.Name{capability.FilesystemRead},
 		append([]string{a.pack.Name + "/" + a.pack.EntryDoc}, prefixAll(a.pack.Name+"/", args.Docs)...), run)}, nil
+}
+
+// docReader reads the docs of one open_docs call: each up to MaxDocBytes
+// and, when the pack's skill.toml sets [knowledge] max_context_tokens, all
+// together up to that many tokens (EstimateTokens' four bytes each). A
+// doc cut short says how to read the rest.
+func docReader(p *packs.Pack) func(rel string, offset int64) (string, bool, error) {
+	tokens := 0
+	if p.Manifest != nil {
+		tokens = p.Manifest.Knowledge.MaxContextTokens
+	}
+	if tokens <= 0 {
+		return func(rel string, offset int64) (string, bool, error) { return readDoc(p, rel, offset) }
+	}
+	left := int64(tokens) * bytesPerToken
+	capped := fmt.Sprintf("the pack caps open_docs at %d tokens (max_context_tokens in skill.toml)", tokens)
+	return func(rel string, offset int64) (string, bool, error) {
+		if left >= MaxDocBytes {
+			content, truncated, err := readDoc(p, rel, offset)
+			left -= int64(len(content))
+			return content, truncated, err
+		}
+		content, truncated, err := readDocLimit(p, rel, offset, left, capped)
+		left = max(0, left-int64(len(content)))
+		return content, truncated, err
+	}
 }
 
 func prefixAll(prefix string, l []string) []string {

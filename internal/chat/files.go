@@ -216,6 +216,13 @@ func mimeType(name string, head []byte, binary bool) string {
 // readDoc reads a Markdown doc from offset on, up to MaxDocBytes. It
 // refuses binary files.
 func readDoc(p *packs.Pack, rel string, offset int64) (content string, truncated bool, err error) {
+	return readDocLimit(p, rel, offset, MaxDocBytes, fmt.Sprintf("open_docs shows at most %d bytes of a doc", MaxDocBytes))
+}
+
+// readDocLimit reads a Markdown doc from offset on, up to limit bytes. A
+// doc cut short ends in a notice that says why (capped) and how to read the
+// rest with read_file.
+func readDocLimit(p *packs.Pack, rel string, offset, limit int64, capped string) (content string, truncated bool, err error) {
 	f, fi, err := openInPack(p, rel)
 	if err != nil {
 		return "", false, err
@@ -224,7 +231,7 @@ func readDoc(p *packs.Pack, rel string, offset int64) (content string, truncated
 	if offset > fi.Size() {
 		offset = fi.Size()
 	}
-	buf := make([]byte, min(fi.Size()-offset, MaxDocBytes))
+	buf := make([]byte, max(0, min(fi.Size()-offset, limit)))
 	n, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", false, err
@@ -239,7 +246,8 @@ func readDoc(p *packs.Pack, rel string, offset int64) (content string, truncated
 	}
 	content = string(buf)
 	if truncated {
-		content += fmt.Sprintf("\n\n[truncated: this doc is %d bytes and only the first %d are shown; read the rest with read_file(%q, offset=%d)]", fi.Size(), MaxDocBytes, rel, offset+int64(len(buf)))
+		next := offset + int64(len(buf))
+		content += fmt.Sprintf("\n\n[truncated: shown up to byte %d of %d, as %s; read the rest with read_file(pack_id=%q, path=%q, offset=%d)]", next, fi.Size(), capped, p.Name, rel, next)
 	}
 	return content, truncated, nil
 }

@@ -68,7 +68,7 @@ func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	for src, grant := range in {
 		h.install(src, grant...)
 	}
-	h.deps = Deps{Store: db, Catalog: HomeCatalog{Home: home}, Pipeline: h.pipeline(nil), Workspaces: home.WorkspacesDir()}
+	h.deps = Deps{Store: db, Catalog: HomeCatalog{Home: home, DB: db}, Pipeline: h.pipeline(nil), Workspaces: home.WorkspacesDir()}
 	return h
 }
 

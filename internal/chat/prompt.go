@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +50,11 @@ type packMeta struct {
 	Name        string
 	Description string
 	HasTools    bool
+	Priority    int // [knowledge] priority: higher is listed first
+	// Prompt is the pack's system-prompt addition (a built-in pack's
+	// prompt.md, see Prompter), shown while the pack is attached; "" for
+	// none.
+	Prompt string
 }
 
 // writeMeta appends one pack's entry to the metadata block: pack_id, name,
@@ -62,6 +69,27 @@ func writeMeta(b *strings.Builder, m packMeta) {
 	b.WriteString("\n  has_tools_json: ")
 	b.WriteString(strconv.FormatBool(m.HasTools))
 	b.WriteByte('\n')
+}
+
+// writePrompts appends the system-prompt additions of the attached packs
+// that have one, in the order they were attached (spec 003: earlier
+// capabilities' additions first).
+func writePrompts(b *strings.Builder, ms []packMeta) {
+	first := true
+	for _, m := range ms {
+		if m.Prompt == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nInstructions of attached packs:\n")
+			first = false
+		}
+		b.WriteString("<pack_instructions pack_id=\"")
+		b.WriteString(m.ID)
+		b.WriteString("\">\n")
+		b.WriteString(strings.TrimSpace(m.Prompt))
+		b.WriteString("\n</pack_instructions>\n")
+	}
 }
 
 // oneLine folds a description onto one line so it cannot break the block.
@@ -102,9 +130,13 @@ func systemPrompt(st promptState) string {
 	if len(st.packs) == 0 {
 		b.WriteString("(none attached)\n")
 	}
-	for _, m := range st.packs {
+	// Higher [knowledge] priority first; equal ones in attachment order.
+	ordered := slices.Clone(st.packs)
+	slices.SortStableFunc(ordered, func(x, y packMeta) int { return cmp.Compare(y.Priority, x.Priority) })
+	for _, m := range ordered {
 		writeMeta(&b, m)
 	}
+	writePrompts(&b, st.packs)
 	if len(st.opened) > 0 {
 		b.WriteString("\nDocs already opened in this conversation: ")
 		b.WriteString(strings.Join(st.opened, ", "))
@@ -139,10 +171,13 @@ func systemPrompt(st promptState) string {
 	return b.String()
 }
 
+// bytesPerToken is EstimateTokens' rule: four bytes a token.
+const bytesPerToken = 4
+
 // EstimateTokens approximates the tokens a text costs: one per four bytes,
 // rounded up. This is OpenAI's published rule of thumb for English; real
 // tokenizers differ by model, so budgets built on it keep a margin.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+func EstimateTokens(s string) int { return (len(s) + bytesPerToken - 1) / bytesPerToken }
 
 // MetadataTokens estimates the tokens one pack adds to every request.
 func MetadataTokens(id, description string, hasTools bool) int {

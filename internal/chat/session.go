@@ -15,6 +15,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -216,6 +217,10 @@ func (s *Session) attachMandated(ctx context.Context) error {
 				s.notice("the policy mandates pack %s, but it is not installed: install it with packs add", name)
 				continue
 			}
+			if errors.Is(err, store.ErrPackDisabled) {
+				s.notice("the policy mandates pack %s, but it is disabled: enable it with packs enable %s", name, name)
+				continue
+			}
 			return err
 		}
 	}
@@ -387,7 +392,14 @@ func (s *Session) promptState() promptState {
 	st := promptState{noTools: s.noTools}
 	for _, name := range s.order {
 		a := s.active[name]
-		st.packs = append(st.packs, packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()})
+		m := packMeta{ID: name, Name: a.pack.Frontmatter.Name, Description: a.pack.Frontmatter.Description, HasTools: a.pack.HasTools()}
+		if a.pack.Manifest != nil {
+			m.Priority = a.pack.Manifest.Knowledge.Priority
+		}
+		if pr, ok := s.deps.Catalog.(Prompter); ok {
+			m.Prompt = pr.Prompt(a.ref)
+		}
+		st.packs = append(st.packs, m)
 		if a.opened {
 			st.opened = append(st.opened, name)
 		}

@@ -207,7 +207,9 @@ func (s *Session) entryDoc(name string) string {
 	if !ok {
 		return "(the pack is not attached)"
 	}
-	body, _, err := readDoc(p, p.EntryDoc, p.Body)
+	// The pack's [knowledge] max_context_tokens caps this as it caps
+	// open_docs.
+	body, _, err := docReader(p)(p.EntryDoc, p.Body)
 	if err != nil {
 		return "(the pack's docs cannot be read: " + err.Error() + ")"
 	}

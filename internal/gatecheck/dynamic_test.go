@@ -87,7 +87,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ref, err := chat.HomeCatalog{Home: a.Home}.Pack(ctx, "notes")
+	p, ref, err := chat.HomeCatalog{Home: a.Home, DB: a.DB}.Pack(ctx, "notes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	return &env{app: a, rt: rt, log: log, pack: p, ref: ref, deps: chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
+		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 	}}
 }
 

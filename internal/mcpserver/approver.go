@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 )
 
 // The choices offered to the person in the elicitation form.
@@ -83,6 +84,28 @@ func verdictOf(res *mcp.ElicitResult) capability.Verdict {
 		return capability.AllowChat
 	}
 	return capability.Deny
+}
+
+// Ask puts a guest's question (ask_person) to the person, through the same
+// elicitation that approves calls, with the guest's own schema (already
+// held to what elicitation allows by hostfns). The message says which tool
+// asks, so a person can tell a tool's question from packs' own approval.
+// The host checks the answer against the schema before the guest sees it.
+func (a elicitApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+	res, err := a.ss.Elicit(ctx, questionRequest(q))
+	if err != nil {
+		return hostfns.Answer{}, fmt.Errorf("mcpserver: asking %s: %w", a.client, err)
+	}
+	return hostfns.Answer{Action: res.Action, Content: res.Content}, nil
+}
+
+// questionRequest is the form that puts a guest's question q.
+func questionRequest(q hostfns.Question) *mcp.ElicitParams {
+	return &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("The tool %s__%s (pack %s) asks: %s", q.Pack, q.Tool, q.Pack, q.Message),
+		RequestedSchema: q.Schema,
+	}
 }
 
 // approvalSchema is the one-field form: run once, allow for this chat, deny.

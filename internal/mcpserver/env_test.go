@@ -74,7 +74,7 @@ func newEnvPacks(t testing.TB, policy string, dirs ...string) *testEnv {
 	}
 	srv, err := New(Config{
 		Chat: chat.Deps{
-			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
+			Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir(),
 		},
 		Attach:  attach,
 		Version: "test",

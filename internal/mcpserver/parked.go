@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns"
 )
 
 // From protocol 2026-07-28 on (SEP-2322) a server may not send the client a
@@ -285,23 +286,44 @@ type parkedApprover struct {
 func (a parkedApprover) Name() string { return elicitApprover{client: a.p.client}.Name() }
 
 func (a parkedApprover) Approve(ctx context.Context, pend capability.Pending) (capability.Verdict, error) {
+	res, err := a.ask(ctx, approvalRequest(pend))
+	return verdictOf(res), err
+}
+
+// Ask puts a guest's question (ask_person) to the person the same way, in
+// a round of its own. No answer (the retry never came, or carried none)
+// declines.
+func (a parkedApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+	res, err := a.ask(ctx, questionRequest(q))
+	if err != nil {
+		return hostfns.Answer{}, err
+	}
+	if res == nil {
+		return hostfns.Answer{Action: "decline"}, nil
+	}
+	return hostfns.Answer{Action: res.Action, Content: res.Content}, nil
+}
+
+// ask hands form to the waiting handler and waits for the retry's answer,
+// up to the approval timeout: nil when none came.
+func (a parkedApprover) ask(ctx context.Context, form *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	reply := make(chan *mcp.ElicitResult, 1)
 	select {
-	case a.p.asks <- inputAsk{form: approvalRequest(pend), reply: reply}:
+	case a.p.asks <- inputAsk{form: form, reply: reply}:
 	case <-ctx.Done():
-		return capability.Deny, ctx.Err()
+		return nil, ctx.Err()
 	}
 	timer := time.NewTimer(a.p.timeout)
 	defer timer.Stop()
 	select {
 	case res := <-reply:
-		return verdictOf(res), nil
+		return res, nil
 	case <-timer.C:
 		a.pc.forget(a.p)
-		return capability.Deny, nil
+		return nil, nil
 	case <-ctx.Done():
 		a.pc.forget(a.p)
-		return capability.Deny, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/capability"
 )
 
 // newestProtocol is the multi round-trip protocol (SEP-2322).
@@ -407,5 +409,55 @@ func TestRoundTripSubscriptionDenied(t *testing.T) {
 	msg, err := conn.Read(rctx)
 	if n, ok := msg.(*jsonrpc.Request); err != nil || !ok || n.Method != "notifications/resources/updated" || !strings.Contains(string(n.Params), "docs://decl-pack/guide") {
 		t.Errorf("after a change = %+v, %v; want notifications/resources/updated for docs://decl-pack/guide", msg, err)
+	}
+}
+
+// TestRoundTripAsk: at 2026-07-28 a guest's question (ask_person) reaches
+// the client as an input-required round of its own, and the retry's answer
+// comes back to the tool, checked against the tool's schema by the host
+// (this client does not check it itself).
+func TestRoundTripAsk(t *testing.T) {
+	question := map[string]any{"message": "Deploy to which region?", "schema": map[string]any{
+		"type": "object", "properties": map[string]any{"region": map[string]any{"type": "string", "enum": []string{"eu", "us"}}}, "required": []string{"region"}}}
+	for _, tt := range []struct {
+		name   string
+		answer *mcp.ElicitResult
+		want   string
+	}{
+		{"accepted", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"region": "eu"}}, "accept"},
+		{"declined", &mcp.ElicitResult{Action: "decline"}, "decline"},
+		{"off the schema", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"region": "mars"}}, "cancel"},
+		{"no answer", nil, "decline"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, "[approval]\nauto_approve = [\"ask-pack__ask\"]\n")
+			e.srv.cfg.ApprovalTimeout = time.Minute
+			e.installAsk(t, []capability.Name{capability.AskPerson})
+			cs := e.connectVersion(t, "asked", newestProtocol, manualClient())
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			form, ok := res.InputRequests[inputApproval].(*mcp.ElicitParams)
+			if !res.NeedsInput() || !ok || !strings.Contains(form.Message, "Deploy to which region?") {
+				t.Fatalf("first round = %+v, want the tool's question", res)
+			}
+			params := &mcp.CallToolParams{Name: "ask", Arguments: question, RequestState: res.RequestState}
+			if tt.answer != nil {
+				params.InputResponses = mcp.InputResponseMap{inputApproval: tt.answer}
+			}
+			if res, err = cs.CallTool(context.Background(), params); err != nil || res.IsError {
+				t.Fatalf("retry = %+v, %v", res, err)
+			}
+			var got struct {
+				Result struct {
+					Action  string         `json:"action"`
+					Content map[string]any `json:"content"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(resultText(res)), &got); err != nil || got.Result.Action != tt.want || (tt.want == "accept") != (got.Result.Content["region"] == "eu") {
+				t.Errorf("the tool got %s, want action %s", resultText(res), tt.want)
+			}
+		})
 	}
 }

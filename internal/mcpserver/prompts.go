@@ -76,12 +76,12 @@ func declaredPrompt(pr *packs.Prompt) *mcp.Prompt {
 
 // declaredPromptHandler fills in a declared prompt: {{argument}}
 // placeholders take the request's arguments; images, audio and embedded
-// resources are files of the pack, read with read_file's confinement (no
-// "..", no symlink out of the pack) and limited to one page. An embedded
-// resource must be one the pack declares, also when an argument names it.
-// Like the pack prompt, it is the person's own pick: nothing runs, so the
-// gate is not involved.
-func declaredPromptHandler(p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
+// resources are files of the pack, each read through read_file's gate,
+// confinement (no "..", no symlink out of the pack) and audit, as
+// resources/read reads them, and limited to one page: a prompt is not a
+// way around the gate. An embedded resource must be one the pack declares,
+// also when an argument names it.
+func (c *conn) declaredPromptHandler(sess *chat.Session, p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := req.Params.Arguments
 		for _, a := range pr.Arguments {
@@ -97,7 +97,7 @@ func declaredPromptHandler(p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
 				content = &mcp.TextContent{Text: packs.Fill(m.Text, args)}
 			case m.Image != "" || m.Audio != "":
 				file := m.Image + m.Audio
-				data, _, err := readWhole(p, file)
+				data, _, err := c.readWhole(ctx, sess, req.Session, p, file)
 				if err != nil {
 					return nil, fmt.Errorf("mcpserver: prompt %s: %w", pr.Name, err)
 				}
@@ -112,7 +112,7 @@ func declaredPromptHandler(p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
 				if !ok {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: prompt %s: %q is not a resource of pack %s", pr.Name, trimForError(uri), p.Name)}
 				}
-				data, text, err := readWhole(p, r.File)
+				data, text, err := c.readWhole(ctx, sess, req.Session, p, r.File)
 				if err != nil {
 					return nil, fmt.Errorf("mcpserver: prompt %s: %w", pr.Name, err)
 				}
@@ -133,10 +133,10 @@ func declaredPromptHandler(p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
 // ErrTooLarge: a file a prompt carries whole is longer than one page.
 var ErrTooLarge = errors.New("mcpserver: file too large for a prompt")
 
-// readWhole reads a pack file that must fit in one page, and says whether
-// it is text.
-func readWhole(p *packs.Pack, rel string) ([]byte, bool, error) {
-	page, err := chat.ReadPackFile(p, rel, 0, chat.MaxReadLength)
+// readWhole reads, through the gate, a pack file that must fit in one
+// page, and says whether it is text.
+func (c *conn) readWhole(ctx context.Context, sess *chat.Session, ss *mcp.ServerSession, p *packs.Pack, rel string) ([]byte, bool, error) {
+	page, err := c.gatedRead(ctx, sess, ss, "pack://"+p.Name+"/"+rel, p.Name, rel)
 	if err != nil {
 		return nil, false, err
 	}

@@ -85,7 +85,7 @@ func (c *conn) addPackFeatures(sess *chat.Session) {
 			c.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}, read)
 		}
 		for _, pr := range d.Prompts {
-			addPrompt(declaredPrompt(pr), declaredPromptHandler(p, pr), p.Name)
+			addPrompt(declaredPrompt(pr), c.declaredPromptHandler(sess, p, pr), p.Name)
 		}
 	}
 	for _, r := range res {
@@ -220,34 +220,9 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		args, err := json.Marshal(map[string]any{"pack_id": target.pack, "path": target.file})
+		page, err := c.gatedRead(ctx, sess, req.Session, uri, target.pack, target.file)
 		if err != nil {
 			return nil, err
-		}
-		client := clientName(req.Session)
-		sess.SetClient("mcp:" + client)
-		approver, absent, waiter := c.approverFor(req.Session, client)
-		approver = c.parked.approverIn(ctx, approver)
-		res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
-		if err != nil {
-			return nil, err // not audited: a protocol error, never content
-		}
-		if res.IsError {
-			switch res.ErrorKind {
-			case chat.ErrKindNotFound:
-				return nil, mcp.ResourceNotFoundError(uri)
-			case chat.ErrKindPath, chat.ErrKindArguments:
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
-			}
-			msg := res.Content
-			if !res.Decision.Approved {
-				msg = c.s.explainDenial(msg, client, chat.ToolReadFile, absent, waiter)
-			}
-			return nil, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
-		}
-		var page chat.FilePage
-		if err := json.Unmarshal([]byte(res.Content), &page); err != nil {
-			return nil, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
 		}
 		rc := &mcp.ResourceContents{URI: uri, MIMEType: page.MIME}
 		if target.mime != "" {
@@ -266,6 +241,43 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
 	})
+}
+
+// gatedRead reads the first page of file in pack as the read_file base tool
+// does, through the gate and into the audit log: the one way a resource's
+// content leaves a pack (resources/read, and a prompt that carries one).
+// uri names what the client asked for, in errors.
+func (c *conn) gatedRead(ctx context.Context, sess *chat.Session, ss *mcp.ServerSession, uri, pack, file string) (chat.FilePage, error) {
+	args, err := json.Marshal(map[string]any{"pack_id": pack, "path": file})
+	if err != nil {
+		return chat.FilePage{}, err
+	}
+	client := clientName(ss)
+	sess.SetClient("mcp:" + client)
+	approver, absent, waiter := c.approverFor(ss, client)
+	approver = c.parked.approverIn(ctx, approver)
+	res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
+	if err != nil {
+		return chat.FilePage{}, err // not audited: a protocol error, never content
+	}
+	if res.IsError {
+		switch res.ErrorKind {
+		case chat.ErrKindNotFound:
+			return chat.FilePage{}, mcp.ResourceNotFoundError(uri)
+		case chat.ErrKindPath, chat.ErrKindArguments:
+			return chat.FilePage{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("mcpserver: %s: %s", uri, res.Content)}
+		}
+		msg := res.Content
+		if !res.Decision.Approved {
+			msg = c.s.explainDenial(msg, client, chat.ToolReadFile, absent, waiter)
+		}
+		return chat.FilePage{}, fmt.Errorf("mcpserver: reading %s: %s", uri, msg)
+	}
+	var page chat.FilePage
+	if err := json.Unmarshal([]byte(res.Content), &page); err != nil {
+		return chat.FilePage{}, fmt.Errorf("mcpserver: reading %s: %w", uri, err)
+	}
+	return page, nil
 }
 
 // maxCompletions is the most values one completion/complete returns (the

@@ -163,7 +163,7 @@ func TestDeclaredResourcesDenied(t *testing.T) {
 // embeds only resources the pack declares.
 func TestDeclaredPrompts(t *testing.T) {
 	ctx := context.Background()
-	e := newEnvPacks(t, "", "testdata/decl-pack")
+	e := newEnvPacks(t, autoApproveReads, "testdata/decl-pack")
 	cs := e.connect(t, "prompter", nil)
 	list, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
@@ -215,6 +215,34 @@ func TestDeclaredPrompts(t *testing.T) {
 		if res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: c.name, Arguments: c.args}); err == nil {
 			t.Errorf("prompts/get %s %v = %+v, want an error", c.name, c.args, res.Messages)
 		}
+	}
+}
+
+// TestDeclaredPromptsGated: a prompt that carries a pack file (an image, an
+// embedded resource) reads it through read_file's gate, as resources/read
+// does: with nobody to approve, the prompt is refused and the audit log
+// says so; a prompt of text alone needs no read.
+func TestDeclaredPromptsGated(t *testing.T) {
+	ctx := context.Background()
+	e := newEnvPacks(t, "", "testdata/decl-pack")
+	cs := e.connect(t, "no-elicitation", nil)
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"topic": "x"}}); err != nil {
+		t.Fatalf("a text prompt: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]string
+	}{
+		{"show-pixel", nil},
+		{"embed", map[string]string{"uri": "docs://decl-pack/guide"}},
+	} {
+		if res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: c.name, Arguments: c.args}); err == nil {
+			t.Errorf("prompts/get %s carried a pack file without approval: %+v", c.name, res.Messages)
+		}
+	}
+	rows := e.auditRows(t)
+	if len(rows) != 2 || rows[0]["tool"] != "read_file" || rows[0]["status"] != "denied" || rows[1]["status"] != "denied" {
+		t.Fatalf("audit rows = %v, want two denied read_file", rows)
 	}
 }
 

@@ -237,7 +237,17 @@ func (c *conn) open(ctx context.Context) error {
 	}
 	// chat.Open calls syncTools as it attaches packs, so c.mu must not be
 	// held here; syncTools ignores those calls until c.chat is set.
-	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: c.s.cfg.Attach, OnToolsChanged: c.syncTools})
+	// A pack disabled since the server started is left out of new
+	// sessions (packs disable), as packs mcp leaves it out at start.
+	attach := slices.DeleteFunc(slices.Clone(c.s.cfg.Attach), func(name string) bool {
+		err := c.s.cfg.Chat.Store.CheckEnabled(ctx, name)
+		if errors.Is(err, store.ErrPackDisabled) {
+			c.s.log.Warn("mcpserver: pack not served: it is disabled; packs enable turns it back on", "pack", name)
+			return true
+		}
+		return false
+	})
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, OnToolsChanged: c.syncTools})
 	if err != nil {
 		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
 		c.mu.Lock()

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"slices"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/audit"
 )
 
 // connectStdio serves one session through ServeStdio over a pair of pipes:
@@ -72,59 +76,105 @@ func TestStdioEndToEnd(t *testing.T) {
 // framing, with the runtime's instance pool warm: JSON-RPC decode, the
 // pipeline (schema check, the gate with the policy approving, the grant,
 // the integrity check of the installed pack, a fresh instance from the
-// pool, the call, the durable audit record) and the response. Its peer in
-// the same run, bare-sdk, is the official MCP SDK alone over the same pipes
-// with a Go handler that echoes: the floor of any MCP server.
+// pool, the call, the durable audit record) and the response.
+//
+// Its peers run in the same loop, one call of each per iteration, so that
+// a loaded machine slows them alike: bare, the official MCP SDK alone over
+// the same pipes with a Go handler that echoes (the floor of any MCP
+// server), and durable, the same bare server whose handler also appends
+// one audit row to the same kind of log (packs.db, synchronous=FULL) before
+// it answers: the floor of any MCP server that keeps a durable record of
+// each call. It reports the median and 99th percentile of each and packs'
+// ratios to them (p50-ratio and p99-ratio against bare, the goal of issue
+// 18; durable-p50-ratio and durable-p99-ratio against durable). ns/op is
+// the time of the three calls together.
 func BenchmarkMCPToolsCallStdio(b *testing.B) {
+	e := newEnv(b, autoApproveEcho)
+	packsCS := e.connectStdio(b, nil)
+	if _, isErr := callText(b, packsCS, "enable_tools", map[string]any{"pack_id": "echo-pack"}); isErr {
+		b.Fatal("enable_tools failed")
+	}
+	bare := bareServer(b, nil)
+	durable := bareServer(b, e.audit)
+	calls := []struct {
+		cs     *mcp.ClientSession
+		params *mcp.CallToolParams
+		times  []time.Duration
+	}{
+		{cs: packsCS, params: &mcp.CallToolParams{Name: "echo-pack__echo", Arguments: map[string]any{"message": "ping"}}},
+		{cs: bare, params: &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping"}}},
+		{cs: durable, params: &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping"}}},
+	}
 	ctx := context.Background()
-	b.Run("packs", func(b *testing.B) {
-		e := newEnv(b, autoApproveEcho)
-		cs := e.connectStdio(b, nil)
-		if _, isErr := callText(b, cs, "enable_tools", map[string]any{"pack_id": "echo-pack"}); isErr {
-			b.Fatal("enable_tools failed")
+	call := func(i int) time.Duration {
+		start := time.Now()
+		res, err := calls[i].cs.CallTool(ctx, calls[i].params)
+		d := time.Since(start)
+		if err != nil || res.IsError {
+			b.Fatalf("%s: call failed: %v %+v", calls[i].params.Name, err, res)
 		}
-		benchToolsCall(b, cs, &mcp.CallToolParams{Name: "echo-pack__echo", Arguments: map[string]any{"message": "ping"}})
-	})
-	b.Run("bare-sdk", func(b *testing.B) {
-		srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-		srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
-		})
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		toServer, fromClient := io.Pipe()
-		toClient, fromServer := io.Pipe()
-		go srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer})
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer cs.Close()
-		benchToolsCall(b, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "ping"}})
-	})
-}
-
-// benchToolsCall times tools/call round trips of params on cs, after a
-// warm-up, and reports the median and the 99th percentile.
-func benchToolsCall(b *testing.B, cs *mcp.ClientSession, params *mcp.CallToolParams) {
-	ctx := context.Background()
+		return d
+	}
 	for range 20 { // warm the pool and the audit log
-		if _, err := cs.CallTool(ctx, params); err != nil {
-			b.Fatal(err)
+		for i := range calls {
+			call(i)
 		}
 	}
-	var times []time.Duration
 	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, params)
-		times = append(times, time.Since(start))
-		if err != nil || res.IsError {
-			b.Fatalf("call failed: %v %+v", err, res)
+	for n := 0; b.Loop(); n++ {
+		// Each goes first in turn: none always follows the same one.
+		for j := range calls {
+			i := (n + j) % len(calls)
+			calls[i].times = append(calls[i].times, call(i))
 		}
 	}
 	b.StopTimer()
+	var p50, p99 [3]float64
+	for i := range calls {
+		p50[i], p99[i] = percentiles(calls[i].times)
+	}
+	b.ReportMetric(p50[0], "p50-ns")
+	b.ReportMetric(p99[0], "p99-ns")
+	b.ReportMetric(p50[1], "bare-p50-ns")
+	b.ReportMetric(p99[1], "bare-p99-ns")
+	b.ReportMetric(p50[0]/p50[1], "p50-ratio")
+	b.ReportMetric(p99[0]/p99[1], "p99-ratio")
+	b.ReportMetric(p50[2], "durable-p50-ns")
+	b.ReportMetric(p99[2], "durable-p99-ns")
+	b.ReportMetric(p50[0]/p50[2], "durable-p50-ratio")
+	b.ReportMetric(p99[0]/p99[2], "durable-p99-ratio")
+}
+
+// bareServer serves a bare official-SDK server with one tool, echo, over a
+// pair of pipes and returns a client on it. With log set, echo appends an
+// audit row for each call, durable before it answers.
+func bareServer(b *testing.B, log *audit.Log) *mcp.ClientSession {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if log != nil {
+			now := time.Now()
+			if err := log.RecordCall(ctx, capability.CallRecord{Invocation: rand.Text(), Pack: "bare", Tool: "echo", Arguments: req.Params.Arguments,
+				Started: now, Finished: now, Status: capability.StatusOK}); err != nil {
+				return nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+	})
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	go srv.Run(ctx, &mcp.IOTransport{Reader: toServer, Writer: fromServer})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// percentiles returns the median and the 99th percentile of times, in ns.
+func percentiles(times []time.Duration) (p50, p99 float64) {
 	slices.Sort(times)
-	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+	return float64(times[len(times)/2].Nanoseconds()), float64(times[len(times)*99/100].Nanoseconds())
 }

@@ -128,6 +128,29 @@ func (db *DB) queryPacks(ctx context.Context, tail string, args ...any) ([]PackR
 	return out, nil
 }
 
+// PacksSyncedWith returns the packs.lock hash recorded by MarkPacksSynced,
+// or "" when none was.
+func (db *DB) PacksSyncedWith(ctx context.Context) (string, error) {
+	var stamp string
+	err := db.sql.QueryRowContext(ctx, `SELECT stamp FROM lock_sync WHERE id = 1`).Scan(&stamp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: lock sync: %w", err)
+	}
+	return stamp, nil
+}
+
+// MarkPacksSynced records that the packs table mirrors the packs.lock whose
+// SHA-256 is stamp.
+func (db *DB) MarkPacksSynced(ctx context.Context, stamp string) error {
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO lock_sync(id, stamp) VALUES(1, ?) ON CONFLICT(id) DO UPDATE SET stamp = excluded.stamp`, stamp); err != nil {
+		return fmt.Errorf("store: lock sync: %w", err)
+	}
+	return nil
+}
+
 // ReplacePacks makes the table hold exactly rows, in one transaction, and
 // reports whether anything changed. It writes nothing when the table
 // already matches, so calling it on every start is cheap.

@@ -22,6 +22,12 @@ type DB struct {
 	callGrantsOnce sync.Once
 	callGrants     *sql.Stmt
 	callGrantsErr  error
+
+	// disabled asks whether one pack is disabled (see CheckEnabled):
+	// prepared once, since every tool call asks.
+	disabledOnce sync.Once
+	disabled     *sql.Stmt
+	disabledErr  error
 }
 
 // Open opens (creating if needed) the database at path and migrates it to the
@@ -71,6 +77,8 @@ var migrations = []migration{
 	{5, "audit_mac", schemaAuditMAC},
 	{6, "approval_queue", schemaApprovals},
 	{7, "agents", schemaAgents},
+	{8, "disabled_packs", schemaPackState},
+	{9, "lock_sync", schemaLockSync},
 }
 
 func (db *DB) migrate(ctx context.Context) error {

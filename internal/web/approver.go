@@ -94,6 +94,9 @@ type webApprover struct {
 	callID func() string // the model's id of the call being decided
 	// grants explains the capabilities at stake (nil: not shown).
 	grants func(ctx context.Context, pack, chat string, caps []capability.Name) []grantJSON
+	// questions and chat serve the tools' questions (Ask, questions.go).
+	questions *toolQuestions
+	chat      string
 }
 
 func (a *webApprover) Name() string { return "web" }

@@ -86,6 +86,7 @@ var permissionInfo = map[capability.Name]permissionJSON{
 	capability.EnvRead:         {Name: "Environment", Description: "See the listed environment variables (names or patterns).", Icon: "variable", Category: "System"},
 	capability.TerminalExec:    {Name: "Run commands", Description: "Run the listed native commands, never through a shell, with a timeout and a scrubbed environment.", Icon: "terminal", Category: "System"},
 	capability.SecretsAccess:   {Name: "Secrets", Description: "Read the named secrets from the secret store.", Icon: "key", Category: "Secrets"},
+	capability.AskPerson:       {Name: "Ask you", Description: "Put questions to you while a tool runs (a form you answer, decline or cancel), through the channel that approves its calls.", Icon: "message-circle-question", Category: "Person"},
 }
 
 func describePermission(n capability.Name) permissionJSON {

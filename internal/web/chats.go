@@ -346,7 +346,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 			cs.mu.Unlock()
 			cancel()
 		}()
-		ap := &webApprover{all: s.pending, events: cs.events, callID: cs.currentCall, grants: s.grantsAtStake}
+		ap := &webApprover{all: s.pending, events: cs.events, callID: cs.currentCall, grants: s.grantsAtStake, questions: s.questions, chat: cs.s.ID()}
 		reply, err := cs.s.Send(ctx, model.Provider, body.Text, chat.TurnOptions{Approver: ap, Observer: observer{cs}, Attach: body.Attach, NoTools: model.NoTools})
 		if err != nil {
 			cs.events.publish("turn_error", map[string]string{"error": err.Error(), "kind": turnErrorKind(err)})

@@ -43,12 +43,13 @@ type envOptions struct {
 	token        string
 	addr         string
 	allowedHosts []string
+	builtins     bool // install the built-in packs as the app opens
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()}
+	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()}
 	addr := opt.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"

@@ -62,12 +62,15 @@ type packJSON struct {
 	Capabilities []capJSON  `json:"capabilities"`
 	Blocked      string     `json:"blocked,omitempty"`
 	Mandated     bool       `json:"mandated,omitempty"`
+	// Disabled: the person disabled the pack (packs disable); it cannot be
+	// attached to a chat or run.
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 func packInfo(ip app.InstalledPack) packJSON {
 	e := ip.Entry
 	out := packJSON{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Installed: e.Installed,
-		Status: string(ip.Status), Tools: []toolJSON{}, Capabilities: []capJSON{}}
+		Status: string(ip.Status), Tools: []toolJSON{}, Capabilities: []capJSON{}, Disabled: ip.Disabled}
 	if ip.LoadErr != nil {
 		out.Error = ip.LoadErr.Error()
 	}

@@ -97,6 +97,8 @@ type Server struct {
 	static  fs.FS
 	pending *approvals
 	byHand  byHandChats
+	// questions are the tools' questions waiting for the person (questions.go)
+	questions *toolQuestions
 
 	mu    sync.Mutex
 	chats map[string]*chatState
@@ -122,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), chats: map[string]*chatState{}, base: context.Background()}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), questions: newToolQuestions(), chats: map[string]*chatState{}, base: context.Background()}, nil
 }
 
 // Listen binds the configured address.
@@ -228,6 +230,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST /v1/invocations/{id}/approve", s.approve},
 		{"POST /v1/invocations/{id}/deny", s.deny},
 		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
+		{"POST /v1/questions/{id}/answer", s.answerQuestion},     // questions.go
 
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},

@@ -52,6 +52,9 @@ func main() {}
 //go:wasmimport packs:host/progress progress
 func hostProgress(request uint64)
 
+//go:wasmimport packs:host/ask ask
+func hostAsk(request uint64) uint64
+
 //go:wasmexport probe
 func probe() int32 {
 	var c command
@@ -127,6 +130,16 @@ func run(c command) report {
 			hostProgress(mem.Offset())
 		}
 		return result("", nil)
+	case "ask":
+		// Each element of argv is one question, as JSON; each answer
+		// comes back as one entry.
+		var answers []string
+		for _, req := range c.Argv {
+			mem := pdk.AllocateString(req)
+			out := pdk.FindMemory(hostAsk(mem.Offset()))
+			answers = append(answers, string(out.ReadBytes()))
+		}
+		return report{OK: true, Entries: answers}
 	case "loop":
 		for {
 		}

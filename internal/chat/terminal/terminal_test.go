@@ -87,7 +87,7 @@ func openEnv(dir string) (*env, error) {
 		return nil, err
 	}
 	return &env{
-		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
+		deps: chat.Deps{Store: db, Catalog: chat.HomeCatalog{Home: home, DB: db}, Pipeline: pl, Workspaces: home.WorkspacesDir()},
 		close: func() {
 			rt.Close(ctx)
 			log.Close()

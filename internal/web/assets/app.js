@@ -196,6 +196,8 @@ function openChat(c) {
   on("tool_start", d => { state.bubble = null; toolCard(d.call_id, d.name, d.arguments); });
   on("pending", d => pendingCard(d));
   on("decided", d => decidedCard(d));
+  on("question", d => questionCard(d));
+  on("answered", d => answeredCard(d));
   on("tool_done", d => doneCard(d));
   on("notice", d => notice(d.message));
   on("files", () => loadFiles());
@@ -255,7 +257,8 @@ async function refreshChat() {
 async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
-  const ok = list.items.filter(p => p.status === "ok");
+  // A disabled pack (packs disable) cannot be attached: it is not offered.
+  const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
   $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
 }
 
@@ -442,6 +445,7 @@ function cardFor(d) {
 const capWords = {
   filesystem_read: "read files", filesystem_write: "write files", network: "reach the network",
   env_read: "see environment variables", terminal_exec: "run a command on this machine", secrets_access: "read secrets",
+  ask_person: "ask you questions while it runs",
 };
 
 function pendingCard(d) {
@@ -479,6 +483,50 @@ function pendingCard(d) {
     el("button", { class: "deny", onclick: () => decide("deny") }, "Deny"),
     el("button", { class: "always", onclick: () => decide("approve", true), title: "Run calls of " + d.class + " in this chat without asking again" }, "Always for this chat"));
   $(".status", card).textContent = "Waiting for your approval.";
+}
+
+// questionCard shows a tool's question (ask_person) inside its tool card:
+// one input per field, Answer and Decline. The host checks the answer.
+function questionCard(d) {
+  const card = cardFor(d);
+  card.dataset.invocation = d.invocation;
+  const inputs = d.fields.map(f => {
+    let input;
+    if (f.enum) input = el("select", { name: f.name }, f.required ? null : el("option", { value: "" }, ""), ...f.enum.map(v => el("option", { value: v }, v)));
+    else if (f.type === "boolean") input = el("input", { type: "checkbox", name: f.name });
+    else input = el("input", { type: f.type === "string" ? "text" : "number", step: f.type === "integer" ? "1" : "any", name: f.name, required: f.required });
+    return { f, input };
+  });
+  const status = el("div", { class: "status muted small" });
+  const send = async (action) => {
+    const body = { action };
+    if (action === "accept") {
+      body.content = {};
+      for (const { f, input } of inputs) {
+        if (f.type === "boolean") body.content[f.name] = input.checked;
+        else if (input.value === "") continue;
+        else body.content[f.name] = f.type === "string" ? input.value : Number(input.value);
+      }
+    }
+    for (const b of box.querySelectorAll("button")) b.disabled = true;
+    try { await api("POST", "/v1/questions/" + encodeURIComponent(d.id) + "/answer", body); } catch (e) { status.textContent = e.message; }
+  };
+  const box = el("form", { class: "question", "data-question": d.id, onsubmit: ev => { ev.preventDefault(); send("accept"); } },
+    el("p", {}, el("strong", {}, d.pack), " asks you: ", el("span", { class: "message" }, d.message)),
+    ...inputs.map(({ f, input }) => el("label", { class: "field" }, (f.title || f.name) + (f.required ? " *" : "") + " ", input,
+      f.description ? el("span", { class: "muted small" }, " " + f.description) : null)),
+    el("div", { class: "actions" },
+      el("button", { type: "submit", class: "run answer" }, "Answer"),
+      el("button", { type: "button", class: "deny decline", onclick: () => send("decline") }, "Decline")),
+    status);
+  card.append(box);
+}
+
+function answeredCard(d) {
+  const box = $(`form.question[data-question="${CSS.escape(d.id)}"]`);
+  if (!box) return;
+  for (const e of box.querySelectorAll("input, select, button")) e.disabled = true;
+  $(".status", box).textContent = d.action === "accept" ? "Answered." : d.action === "decline" ? "Declined." : "Cancelled" + (d.reason ? ": " + d.reason : ".");
 }
 
 function decidedCard(d) {
@@ -745,6 +793,7 @@ function packCard(p) {
     el("p", {}, p.description || ""),
     p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
+    p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
     p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
+)
+
+// The benchmarks of issue 18 that need the whole command: each reports its
+// result beside a peer measured in the same run.
+
+// scaleFiles is a small installed pack: an entry doc, a manifest asking for
+// one capability, and one tool whose module is a stub.
+func scaleFiles(name string) map[string]string {
+	return map[string]string{
+		"SKILL.md": "---\nname: " + name + "\ndescription: Generated pack " + name + " for the scale benchmarks.\nlicense: MIT\n---\n# " + name + "\n",
+		"skill.toml": "[skill]\nid = \"bench." + name + "\"\nname = \"" + name + "\"\nversion = \"1.0.0\"\ndescription = \"bench\"\napi_version = \"1.0\"\n\n" +
+			"[capabilities]\nenv_read = [\"BENCH_*\"]\n",
+		"tools.json": `[{"name": "echo", "description": "Echo.\nReturns its input.",
+  "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+  "run": {"wasm": "bin/echo.wasm", "function": "echo"}}]`,
+		"bin/echo.wasm": "\x00asm\x01\x00\x00\x00",
+	}
+}
+
+// installedHome returns a state directory holding n installed packs named
+// pack-00000 … written the way an install leaves them (folder, packs.lock
+// entry with its integrity), without paying n installs' fsyncs.
+func installedHome(b *testing.B, n int) string {
+	b.Helper()
+	home := filepath.Join(b.TempDir(), "home")
+	h, err := packs.OpenHome(context.Background(), home, packs.HomeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lf := &packs.Lockfile{}
+	now := time.Now().UTC()
+	for i := range n {
+		name := fmt.Sprintf("pack-%05d", i)
+		dir := filepath.Join(h.PacksDir(), name)
+		writeBenchFiles(b, dir, scaleFiles(name))
+		d, err := packs.Digest(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lf.Packs = append(lf.Packs, packs.LockEntry{Name: name, Version: "1.0.0", Source: "file:///bench/" + name, Integrity: d, Installed: now,
+			Capabilities: map[capability.Name]packs.LockCapability{capability.EnvRead: {Granted: true, Resources: []string{"BENCH_*"}}}})
+	}
+	if err := packs.WriteLock(h.LockPath(), lf); err != nil {
+		b.Fatal(err)
+	}
+	// The first command brings packs.db in line with packs.lock: done here,
+	// as it is once after an install.
+	if r := runBench(b, home, "list", "--json"); r != nil {
+		b.Fatal(r)
+	}
+	return home
+}
+
+func writeBenchFiles(b *testing.B, dir string, files map[string]string) {
+	b.Helper()
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// runBench runs the CLI in-process against home; it returns an error
+// holding stderr unless the command succeeded.
+func runBench(b *testing.B, home string, args ...string) error {
+	b.Helper()
+	var errb limitedBuffer
+	if code := run(context.Background(), append([]string{"--home", home}, args...), io.Discard, &errb); code != 0 {
+		return fmt.Errorf("packs %v: exit %d: %s", args, code, errb.String())
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first 4 KiB written to it.
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := 4096 - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string { return string(l.b) }
+
+// BenchmarkList is packs list --json with 100, 1,000 and 10,000 packs
+// installed, in-process (the process start is the same for every size).
+// ns/pack is the time per installed pack; per-pack-vs-100 is that time over
+// the 100 case's in the same run: 1.0 is linear, n/100 quadratic.
+func BenchmarkList(b *testing.B) {
+	var base float64
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("installed=%d", n), func(b *testing.B) {
+			home := installedHome(b, n)
+			b.ResetTimer()
+			for b.Loop() {
+				if err := runBench(b, home, "list", "--json"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perPack := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
+			b.ReportMetric(perPack, "ns/pack")
+			if n == 100 {
+				base = perPack
+			} else if base > 0 {
+				b.ReportMetric(perPack/base, "per-pack-vs-100")
+			}
+		})
+	}
+}

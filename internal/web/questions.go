@@ -1,0 +1,104 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/packs-run/packs/hostfns"
+)
+
+// questionJSON is a tool's question waiting for the person (ask_person):
+// what a question card shows.
+type questionJSON struct {
+	ID         string          `json:"id"`
+	Invocation string          `json:"invocation"`
+	CallID     string          `json:"call_id,omitempty"`
+	Chat       string          `json:"chat"`
+	Pack       string          `json:"pack"`
+	Tool       string          `json:"tool"`
+	Message    string          `json:"message"`
+	Fields     []hostfns.Field `json:"fields"`
+	Since      time.Time       `json:"since"`
+}
+
+type askedQuestion struct {
+	info   questionJSON
+	answer chan hostfns.Answer // buffered: one answer
+}
+
+// toolQuestions holds the tools' questions waiting for the person, across
+// chats.
+type toolQuestions struct {
+	mu   sync.Mutex
+	m    map[string]*askedQuestion
+	next atomic.Uint64
+}
+
+func newToolQuestions() *toolQuestions { return &toolQuestions{m: map[string]*askedQuestion{}} }
+
+// answer gives question id the answer a; false when none of that id waits.
+func (qs *toolQuestions) answer(id string, a hostfns.Answer) bool {
+	qs.mu.Lock()
+	w, ok := qs.m[id]
+	delete(qs.m, id)
+	qs.mu.Unlock()
+	if ok {
+		w.answer <- a
+	}
+	return ok
+}
+
+// Ask shows a tool's question as a card in the chat and waits for the
+// person's answer; the turn's end (or the question's timeout) cancels it.
+// The host checks the answer against the question's schema.
+func (a *webApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+	id := "q" + strconv.FormatUint(a.questions.next.Add(1), 10) + "_" + q.Invocation
+	w := &askedQuestion{answer: make(chan hostfns.Answer, 1), info: questionJSON{
+		ID: id, Invocation: q.Invocation, CallID: a.callID(), Chat: a.chat, Pack: q.Pack, Tool: q.Tool,
+		Message: q.Message, Fields: orEmpty(q.Fields()), Since: time.Now().UTC(),
+	}}
+	a.questions.mu.Lock()
+	a.questions.m[id] = w
+	a.questions.mu.Unlock()
+	a.events.publish("question", w.info)
+	select {
+	case ans := <-w.answer:
+		a.events.publish("answered", map[string]string{"id": id, "action": ans.Action})
+		return ans, nil
+	case <-ctx.Done():
+		a.questions.answer(id, hostfns.Answer{}) // forget it; the buffered answer is dropped
+		a.events.publish("answered", map[string]string{"id": id, "action": hostfns.ActionCancel, "reason": "no answer in time"})
+		return hostfns.Answer{Action: hostfns.ActionCancel}, nil
+	}
+}
+
+// answerQuestion is POST /v1/questions/{id}/answer: {"action": "accept",
+// "content": {...}}, {"action": "decline"} or {"action": "cancel"}.
+func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
+	var body hostfns.Answer
+	if err := readJSON(w, r, &body); err != nil {
+		s.fail(w, err)
+		return
+	}
+	switch {
+	case body.Action != hostfns.ActionAccept && body.Action != hostfns.ActionDecline && body.Action != hostfns.ActionCancel:
+		writeError(w, http.StatusBadRequest, codeBadRequest, `web: action must be "accept", "decline" or "cancel"`)
+		return
+	case body.Action != hostfns.ActionAccept && body.Content != nil:
+		writeError(w, http.StatusBadRequest, codeBadRequest, "web: only an accepted answer has content")
+		return
+	case body.Action == hostfns.ActionAccept && body.Content == nil:
+		body.Content = map[string]any{}
+	}
+	id := r.PathValue("id")
+	if !s.questions.answer(id, body) {
+		writeError(w, http.StatusNotFound, codeNotFound, "web: no question "+strings.TrimSpace(id)+" waits for an answer: it was already answered, or its turn ended")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": id, "action": body.Action})
+}

@@ -1,0 +1,68 @@
+package packs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestContentCacheKeepModules: a cache that keeps modules hands out the
+// bytes it hashed once, with their hash and stamp; one that does not keeps
+// nothing, and nothing but modules is kept.
+func TestContentCacheKeepModules(t *testing.T) {
+	dir := t.TempDir()
+	module := "\x00asm\x01\x00\x00\x00"
+	for rel, body := range map[string]string{"SKILL.md": "x", "bin/a.wasm": module, "docs/b.md": "y"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "bin", "a.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		keep     bool
+		rel      string
+		wantKept bool
+	}{
+		{"module kept", true, "bin/a.wasm", true},
+		{"not a module", true, "docs/b.md", false},
+		{"keeping off", false, "bin/a.wasm", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &ContentCache{KeepModules: tt.keep}
+			content, err := c.Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, sha, stamp, ok := c.TakeModule(dir, tt.rel)
+			if ok != tt.wantKept {
+				t.Fatalf("kept = %t, want %t", ok, tt.wantKept)
+			}
+			if !ok {
+				return
+			}
+			if string(data) != module || sha != content.Files[tt.rel] || stamp != StampOf(fi) {
+				t.Errorf("got %q %s %v, want the module, %s, its stamp", data, sha, stamp, content.Files[tt.rel])
+			}
+			if _, _, _, again := c.TakeModule(dir, tt.rel); again {
+				t.Error("the bytes were handed out twice")
+			}
+			// A second check of the unchanged folder reads nothing, so it
+			// keeps nothing either.
+			if _, err := c.Read(dir); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, again := c.TakeModule(dir, tt.rel); again {
+				t.Error("a cache hit kept bytes it did not read")
+			}
+		})
+	}
+}
