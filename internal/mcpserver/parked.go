@@ -80,8 +80,12 @@ type roundResult struct {
 	err error
 }
 
-// readMethod names a parked resources/read.
-const readMethod = "resources/read"
+// readMethod names a parked resources/read, promptMethod (with the
+// prompt's name) a parked prompts/get.
+const (
+	readMethod   = "resources/read"
+	promptMethod = "prompts/get:"
+)
 
 type parkedKey struct{}
 
@@ -117,6 +121,25 @@ func (c *conn) readRoundTrips(h mcp.ResourceHandler) mcp.ResourceHandler {
 		}
 		q := round{ss: req.Session, name: readMethod, args: uri, state: req.Params.RequestState, answers: req.Params.InputResponses}
 		return parkedRound(ctx, c, q, func(ctx context.Context) (*mcp.ReadResourceResult, error) { return h(ctx, req) }, need)
+	}
+}
+
+// promptRoundTrips is roundTrips for prompts/get (a prompt may carry pack
+// files, each a gated read_file call).
+func (c *conn) promptRoundTrips(h mcp.PromptHandler) mcp.PromptHandler {
+	need := func(in mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+		return &mcp.GetPromptResult{InputRequests: in, RequestState: state}
+	}
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if !multiRoundTrip(req.ProtocolVersion(), req.ClientCapabilities()) {
+			return h(ctx, req)
+		}
+		args, err := json.Marshal(req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		q := round{ss: req.Session, name: promptMethod + req.Params.Name, args: args, state: req.Params.RequestState, answers: req.Params.InputResponses}
+		return parkedRound(ctx, c, q, func(ctx context.Context) (*mcp.GetPromptResult, error) { return h(ctx, req) }, need)
 	}
 }
 

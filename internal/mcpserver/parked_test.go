@@ -461,3 +461,29 @@ func TestRoundTripAsk(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundTripPrompt: a prompt that carries a pack file reads it through
+// the gate; at 2026-07-28 the person is asked in an input-required round,
+// and the prompt comes with the file after a yes, not after a no.
+func TestRoundTripPrompt(t *testing.T) {
+	for _, tt := range []struct {
+		action string
+		want   bool
+	}{{"accept", true}, {"decline", false}} {
+		t.Run(tt.action, func(t *testing.T) {
+			e := newEnvPacks(t, "", "testdata/decl-pack")
+			e.srv.cfg.ApprovalTimeout = time.Minute
+			var asked atomic.Int32
+			cs := e.connectVersion(t, "prompter", newestProtocol, elicitingClient(choiceRunOnce, tt.action, &asked, nil))
+			res, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "embed", Arguments: map[string]string{"uri": "docs://decl-pack/guide"}})
+			got := err == nil && len(res.Messages) > 0
+			if got {
+				er, ok := res.Messages[0].Content.(*mcp.EmbeddedResource)
+				got = ok && strings.Contains(er.Resource.Text, "MARKER-GUIDE")
+			}
+			if got != tt.want || asked.Load() != 1 {
+				t.Errorf("prompts/get = %+v, %v (forms %d); want the file %v after one form", res, err, asked.Load(), tt.want)
+			}
+		})
+	}
+}
