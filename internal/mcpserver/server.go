@@ -18,8 +18,9 @@
 //     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
 //     elicitation/create (from protocol 2026-07-28 on, through an "input
-//     required" result while the call waits, parked.go); a call of any other client waits in the approval
-//     queue in packs.db (internal/approve) until the person decides it with
+//     required" result while the call waits, parked.go); a call of any
+//     other client waits in the approval queue in packs.db
+//     (internal/approve) until the person decides it with
 //     packs approve or in the web app, or a timeout denies it with a
 //     message that says how to approve;
 //   - over HTTP: loopback by default, a Host/Origin allowlist against DNS
