@@ -33,10 +33,15 @@ type elicitApprover struct {
 // canElicit reports whether the client behind ss declared form elicitation.
 func canElicit(ss *mcp.ServerSession) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+	return ip != nil && elicitsForms(ip.Capabilities)
+}
+
+// elicitsForms reports whether capabilities declare form elicitation.
+func elicitsForms(caps *mcp.ClientCapabilities) bool {
+	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
-	e := ip.Capabilities.Elicitation
+	e := caps.Elicitation
 	return e.Form != nil || e.URL == nil // neither set means form, for backward compatibility
 }
 
@@ -53,24 +58,32 @@ func (a elicitApprover) Name() string { return "mcp-elicitation:" + a.client }
 // Approve shows the pending call and maps the person's answer to a verdict.
 // Declining or dismissing the form denies.
 func (a elicitApprover) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         approvalMessage(p),
-		RequestedSchema: approvalSchema,
-	})
+	res, err := a.ss.Elicit(ctx, approvalRequest(p))
 	if err != nil {
 		return capability.Deny, fmt.Errorf("mcpserver: asking %s for approval: %w", a.client, err)
 	}
-	if res.Action != "accept" {
-		return capability.Deny, nil
+	return verdictOf(res), nil
+}
+
+// approvalRequest is the approval form for p.
+func approvalRequest(p capability.Pending) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Mode: "form", Message: approvalMessage(p), RequestedSchema: approvalSchema}
+}
+
+// verdictOf maps the person's answer to the approval form to a verdict:
+// anything but an accepted run_once or allow_chat (a decline, a dismissed
+// form, no answer at all) denies.
+func verdictOf(res *mcp.ElicitResult) capability.Verdict {
+	if res == nil || res.Action != "accept" {
+		return capability.Deny
 	}
 	switch res.Content["decision"] {
 	case choiceRunOnce:
-		return capability.RunOnce, nil
+		return capability.RunOnce
 	case choiceAllowChat:
-		return capability.AllowChat, nil
+		return capability.AllowChat
 	}
-	return capability.Deny, nil
+	return capability.Deny
 }
 
 // Ask puts a guest's question (ask_person) to the person, through the same
@@ -79,15 +92,20 @@ func (a elicitApprover) Approve(ctx context.Context, p capability.Pending) (capa
 // asks, so a person can tell a tool's question from packs' own approval.
 // The host checks the answer against the schema before the guest sees it.
 func (a elicitApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
-		Mode:            "form",
-		Message:         fmt.Sprintf("The tool %s__%s (pack %s) asks: %s", q.Pack, q.Tool, q.Pack, q.Message),
-		RequestedSchema: q.Schema,
-	})
+	res, err := a.ss.Elicit(ctx, questionRequest(q))
 	if err != nil {
 		return hostfns.Answer{}, fmt.Errorf("mcpserver: asking %s: %w", a.client, err)
 	}
 	return hostfns.Answer{Action: res.Action, Content: res.Content}, nil
+}
+
+// questionRequest is the form that puts a guest's question q.
+func questionRequest(q hostfns.Question) *mcp.ElicitParams {
+	return &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("The tool %s__%s (pack %s) asks: %s", q.Pack, q.Tool, q.Pack, q.Message),
+		RequestedSchema: q.Schema,
+	}
 }
 
 // approvalSchema is the one-field form: run once, allow for this chat, deny.

@@ -76,7 +76,8 @@ func TestAskThroughElicitation(t *testing.T) {
 			if tt.client != nil {
 				opts = tt.client.options()
 			}
-			cs := e.connect(t, "asked", opts)
+			// elicitation/create; TestRoundTripAsk covers 2026-07-28.
+			cs := e.connectVersion(t, "asked", syncProtocol, opts)
 			text, isErr := callText(t, cs, "ask", question) // flat mode: its own name
 			if isErr {
 				t.Fatalf("ask-pack__ask: %s", text)

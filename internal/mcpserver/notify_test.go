@@ -104,7 +104,9 @@ func TestGuestNotifications(t *testing.T) {
 			e := newEnv(t, "[approval]\nauto_approve = [\"notify-pack__work\", \"notify-pack__tick\"]\n")
 			e.installNotify(t)
 			h := &heard{barrier: make(chan struct{}, 1)}
-			cs := e.connect(t, "listener", h.options())
+			// logging/setLevel is how a 2025-11-25 client sets its level;
+			// TestRoundTripLogLevel covers 2026-07-28's per-request level.
+			cs := e.connectVersion(t, "listener", syncProtocol, h.options())
 			if tt.level != "" {
 				if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: tt.level}); err != nil {
 					t.Fatal(err)

@@ -82,7 +82,7 @@ func declaredPrompt(pr *packs.Prompt) *mcp.Prompt {
 // way around the gate. An embedded resource must be one the pack declares,
 // also when an argument names it.
 func (c *conn) declaredPromptHandler(sess *chat.Session, p *packs.Pack, pr *packs.Prompt) mcp.PromptHandler {
-	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return c.promptRoundTrips(func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := req.Params.Arguments
 		for _, a := range pr.Arguments {
 			if a.Required && strings.TrimSpace(args[a.Name]) == "" {
@@ -127,7 +127,7 @@ func (c *conn) declaredPromptHandler(sess *chat.Session, p *packs.Pack, pr *pack
 			res.Messages = append(res.Messages, &mcp.PromptMessage{Role: mcp.Role(m.Role), Content: content})
 		}
 		return res, nil
-	}
+	})
 }
 
 // ErrTooLarge: a file a prompt carries whole is longer than one page.

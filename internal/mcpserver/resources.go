@@ -214,7 +214,7 @@ func packResources(p *packs.Pack) []*mcp.Resource {
 // symlink out of the pack) and the same page limit. A file longer than one
 // page is cut; _meta says so and where the rest starts.
 func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
-	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return c.readRoundTrips(func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
 		target, err := c.resolve(sess, uri)
 		if err != nil {
@@ -240,7 +240,7 @@ func (c *conn) readResource(sess *chat.Session) mcp.ResourceHandler {
 				"hint": "the file is longer than one page; read the rest with the read_file tool"}
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
-	}
+	})
 }
 
 // gatedRead reads the first page of file in pack as the read_file base tool
@@ -255,6 +255,7 @@ func (c *conn) gatedRead(ctx context.Context, sess *chat.Session, ss *mcp.Server
 	client := clientName(ss)
 	sess.SetClient("mcp:" + client)
 	approver, absent, waiter := c.approverFor(ss, client)
+	approver = c.parked.approverIn(ctx, approver)
 	res, err := sess.Call(ctx, chat.ToolReadFile, args, approver)
 	if err != nil {
 		return chat.FilePage{}, err // not audited: a protocol error, never content

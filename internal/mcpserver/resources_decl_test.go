@@ -253,7 +253,9 @@ func TestResourceSubscription(t *testing.T) {
 	ctx := context.Background()
 	e := newEnvPacks(t, autoApproveReads, "testdata/decl-pack")
 	updated := make(chan string, 16)
-	cs := e.connect(t, "subscriber", &mcp.ClientOptions{
+	// A 2025-11-25 client's Subscribe returns once the subscription holds;
+	// TestRoundTripSubscriptionDenied covers 2026-07-28's subscriptions/listen.
+	cs := e.connectVersion(t, "subscriber", syncProtocol, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		},
@@ -327,7 +329,9 @@ func TestResourceSubscription(t *testing.T) {
 func TestResourceSubscriptionDenied(t *testing.T) {
 	ctx := context.Background()
 	e := newEnvPacks(t, "", "testdata/decl-pack")
-	cs := e.connect(t, "subscriber", nil)
+	// A 2025-11-25 client's resources/subscribe reports the refusal;
+	// TestRoundTripSubscriptionDenied covers 2026-07-28's subscriptions/listen.
+	cs := e.connectVersion(t, "subscriber", syncProtocol, nil)
 	if _, err := cs.ListResources(ctx, nil); err != nil { // the session's chat opens
 		t.Fatal(err)
 	}

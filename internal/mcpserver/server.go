@@ -17,8 +17,10 @@
 //   - prompts: one per pack, for explicit invocation (like "/pack-name"),
 //     and the prompts its resources.json declares;
 //   - approval: a client that declared elicitation asks the person through
-//     elicitation/create; a call of any other client waits in the approval
-//     queue in packs.db (internal/approve) until the person decides it with
+//     elicitation/create (from protocol 2026-07-28 on, through an "input
+//     required" result while the call waits, parked.go); a call of any
+//     other client waits in the approval queue in packs.db
+//     (internal/approve) until the person decides it with
 //     packs approve or in the web app, or a timeout denies it with a
 //     message that says how to approve;
 //   - over HTTP: loopback by default, a Host/Origin allowlist against DNS
@@ -86,6 +88,9 @@ type Server struct {
 	// poll is how often a queued call looks for a decision; zero means the
 	// queue's default. Tests shorten it.
 	poll time.Duration
+	// multiRoundTrip offers protocol versions newer than syncProtocol
+	// (parked.go); New turns it on. Off, such a client falls back.
+	multiRoundTrip bool
 }
 
 // New returns a server for cfg.
@@ -99,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Chat.Logger == nil {
 		cfg.Chat.Logger = cfg.Logger
 	}
-	return &Server{cfg: cfg, log: cfg.Logger}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, multiRoundTrip: true}, nil
 }
 
 // ServeStdio serves one client that speaks newline-delimited JSON-RPC on r
@@ -119,7 +124,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	defer d.end()
 	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
 	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: drainWriter{d: d, w: w}})
-	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || clientGone(err)) {
 		return nil
 	}
 	return err
@@ -146,6 +151,8 @@ type conn struct {
 	decl      declIndex // resources.json URIs, filled once as the chat opens
 	watch     *watcher  // files of subscribed resources
 	watchOnce sync.Once // ties watch's end to the session's
+
+	parked parkedCalls // calls waiting for the client's input (parked.go)
 }
 
 func (s *Server) newConn() *conn {
@@ -154,7 +161,7 @@ func (s *Server) newConn() *conn {
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
 		Logger:                    s.log,
-		SupportedProtocolVersions: protocolVersions(),
+		SupportedProtocolVersions: protocolVersions(s.multiRoundTrip),
 		CompletionHandler:         c.complete,
 		SubscribeHandler:          c.subscribe,
 		UnsubscribeHandler:        c.unsubscribe,
@@ -182,13 +189,16 @@ func (s *Server) newConn() *conn {
 // syncProtocol is the newest protocol version whose elicitation is a
 // request the server sends while a tools/call is in flight. From 2026-07-28
 // on (SEP-2322) a server asks by returning "input required" and the client
-// retries the whole call, which the gate, asking its approver in the middle
-// of the call, cannot do yet. Clients that speak the newer protocol also
-// speak this one.
+// retries the whole call: parked.go serves those clients.
 const syncProtocol = "2025-11-25"
 
-// protocolVersions are the SDK's versions up to syncProtocol.
-func protocolVersions() []string {
+// protocolVersions are the versions the server offers: the SDK's up to
+// syncProtocol, or all of them with newest. Over HTTP, the SDK's stateful
+// handler serves only those up to syncProtocol: a newer client falls back.
+func protocolVersions(newest bool) []string {
+	if newest {
+		return mcp.SupportedProtocolVersions()
+	}
 	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v > syncProtocol })
 }
 
@@ -380,7 +390,7 @@ func mcpTool(t llm.Tool) (*mcp.Tool, error) {
 // gate, the run and the audit record. A tool with an output schema also
 // returns its result object as structured content.
 func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return c.roundTrips(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c.mu.Lock()
 		sess := c.chat
 		c.mu.Unlock()
@@ -392,10 +402,11 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 		// The client introduced itself in initialize, after the chat opened.
 		sess.SetClient("mcp:" + client)
 		approver, absent, waiter := c.approverFor(req.Session, client)
+		approver = c.parked.approverIn(ctx, approver)
 		// What the guest logs and reports reaches this client (docs/mcp.md).
 		n := &clientNotifier{ctx: ctx, ss: req.Session, logger: req.Params.Name}
 		c.mu.Lock()
-		n.level = c.logLevel
+		n.level = requestLogLevel(req.ProtocolVersion(), req.Params.Meta, c.logLevel)
 		c.mu.Unlock()
 		if token := req.Params.GetProgressToken(); token != nil {
 			n.prog = &progressSender{ss: req.Session, token: token}
@@ -428,7 +439,7 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 			out.StructuredContent = structured(res.Content)
 		}
 		return out, nil
-	}
+	})
 }
 
 // contentOf is a tool's content blocks as MCP content: each block as it

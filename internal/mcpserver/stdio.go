@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"syscall"
 )
 
 // maxCountedLine is the longest input line drainReader parses to count
@@ -170,3 +171,10 @@ func (w drainWriter) Write(p []byte) (int, error) {
 }
 
 func (drainWriter) Close() error { return nil }
+
+// clientGone reports whether err is a write to an output the client has
+// closed: it left. (A 2026-07-28 client leaves with a subscriptions/listen
+// request open, whose answer comes after it closed its end.)
+func clientGone(err error) bool {
+	return errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
+}
