@@ -2,9 +2,9 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
