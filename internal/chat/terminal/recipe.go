@@ -26,21 +26,8 @@ var errNoValue = errors.New("terminal: no value given")
 // line each; an empty line, Ctrl-C or the end of input gives none, and the
 // run does not start.
 func (u *ui) AskParams(ctx context.Context, q chat.ParamQuestion) (map[string]string, error) {
-	deny := make(chan struct{})
-	u.mu.Lock()
-	prev := u.state
-	u.state, u.denyCard = card, deny
-	u.mu.Unlock()
-	defer func() {
-		u.mu.Lock()
-		u.state, u.denyCard = prev, nil
-		u.mu.Unlock()
-	}()
-	if u.opt.DiscardTypeAhead {
-		if n := u.drain(); n > 0 {
-			u.line("(ignored %d line(s) typed before this question)\n", n)
-		}
-	}
+	deny, closeCard := u.openCard("question")
+	defer closeCard()
 	u.line("+-- recipe %s (pack %s) needs values the model did not give (an empty line cancels the run):\n", q.Recipe, q.Pack)
 	out := map[string]string{}
 	for _, p := range q.Params {

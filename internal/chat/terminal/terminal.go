@@ -358,23 +358,32 @@ func (u *ui) Notice(msg string) { u.line("note: %s\n", msg) }
 // Name is how the terminal's approvals are recorded.
 func (u *ui) Name() string { return "person at the terminal" }
 
-// Approve shows the call's card and waits for Run, Deny or Always.
-func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
+// openCard puts the terminal in card state for a question (what names it
+// in the notice about type-ahead): a line typed before the card is not an
+// answer to it. It returns the channel Ctrl-C closes to deny, and the
+// function that restores the state before.
+func (u *ui) openCard(what string) (chan struct{}, func()) {
 	deny := make(chan struct{})
 	u.mu.Lock()
 	prev := u.state
 	u.state, u.denyCard = card, deny
 	u.mu.Unlock()
-	defer func() {
+	if u.opt.DiscardTypeAhead {
+		if n := u.drain(); n > 0 {
+			u.line("(ignored %d line(s) typed before this %s)\n", n, what)
+		}
+	}
+	return deny, func() {
 		u.mu.Lock()
 		u.state, u.denyCard = prev, nil
 		u.mu.Unlock()
-	}()
-	if u.opt.DiscardTypeAhead {
-		if n := u.drain(); n > 0 {
-			u.line("(ignored %d line(s) typed before this card)\n", n)
-		}
 	}
+}
+
+// Approve shows the call's card and waits for Run, Deny or Always.
+func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
+	deny, closeCard := u.openCard("card")
+	defer closeCard()
 	u.line("%s", Card(p))
 	for {
 		u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
