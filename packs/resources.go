@@ -661,39 +661,32 @@ func (p *declParser) packFile(line int, what, rel string) (string, bool) {
 
 // duplicates reports URIs, templates and prompt names declared twice.
 func (p *declParser) duplicates(d *Declarations) {
-	uris := map[string]int{}
-	keep := d.Resources[:0]
-	for _, r := range d.Resources {
-		if prev, dup := uris[r.URI]; dup {
-			p.rep.errorf(p.file, r.Line, "resource-duplicate", "resource %q is already declared on line %d: keep one", r.URI, prev)
+	d.Resources = firstOf(d.Resources, func(r *Resource) (string, int) { return r.URI, r.Line }, func(r *Resource, prev int) {
+		p.rep.errorf(p.file, r.Line, "resource-duplicate", "resource %q is already declared on line %d: keep one", r.URI, prev)
+	})
+	d.Templates = firstOf(d.Templates, func(t *ResourceTemplate) (string, int) { return t.URITemplate, t.Line }, func(t *ResourceTemplate, prev int) {
+		p.rep.errorf(p.file, t.Line, "resource-duplicate", "template %q is already declared on line %d: keep one", t.URITemplate, prev)
+	})
+	d.Prompts = firstOf(d.Prompts, func(pr *Prompt) (string, int) { return pr.Name, pr.Line }, func(pr *Prompt, prev int) {
+		p.rep.errorf(p.file, pr.Line, "prompt-duplicate", "prompt %q is already declared on line %d: rename or remove one", pr.Name, prev)
+	})
+}
+
+// firstOf keeps the first of the items that share a key, in order, and
+// calls dup with each later one and the line of the first.
+func firstOf[T any](items []T, key func(T) (string, int), dup func(T, int)) []T {
+	seen := map[string]int{}
+	keep := items[:0]
+	for _, it := range items {
+		k, line := key(it)
+		if prev, ok := seen[k]; ok {
+			dup(it, prev)
 			continue
 		}
-		uris[r.URI] = r.Line
-		keep = append(keep, r)
+		seen[k] = line
+		keep = append(keep, it)
 	}
-	d.Resources = keep
-	tmpls := map[string]int{}
-	keepT := d.Templates[:0]
-	for _, t := range d.Templates {
-		if prev, dup := tmpls[t.URITemplate]; dup {
-			p.rep.errorf(p.file, t.Line, "resource-duplicate", "template %q is already declared on line %d: keep one", t.URITemplate, prev)
-			continue
-		}
-		tmpls[t.URITemplate] = t.Line
-		keepT = append(keepT, t)
-	}
-	d.Templates = keepT
-	names := map[string]int{}
-	keepP := d.Prompts[:0]
-	for _, pr := range d.Prompts {
-		if prev, dup := names[pr.Name]; dup {
-			p.rep.errorf(p.file, pr.Line, "prompt-duplicate", "prompt %q is already declared on line %d: rename or remove one", pr.Name, prev)
-			continue
-		}
-		names[pr.Name] = pr.Line
-		keepP = append(keepP, pr)
-	}
-	d.Prompts = keepP
+	return keep
 }
 
 // promptResources checks that a prompt's fixed resource URIs are declared
