@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -263,12 +264,9 @@ func (c *cli) agentShowCommand() *cobra.Command {
 		Short: "Show an agent: its model settings, capabilities and system prompt",
 		Args:  nargs(1, 1, "one agent NAME or id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.openExisting(cmd.Context())
+			a, err := c.openForAgent(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			if a == nil {
-				return fmt.Errorf("%w: %q", app.ErrAgentNotFound, args[0])
 			}
 			defer a.Close()
 			ag, err := a.Agent(cmd.Context(), args[0])
@@ -288,12 +286,9 @@ func (c *cli) agentRemoveCommand() *cobra.Command {
 		Short: "Remove an agent; chats started from it keep its settings",
 		Args:  nargs(1, 1, "one agent NAME or id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := c.openExisting(cmd.Context())
+			a, err := c.openForAgent(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			if a == nil {
-				return fmt.Errorf("%w: %q", app.ErrAgentNotFound, args[0])
 			}
 			defer a.Close()
 			ag, err := a.DeleteAgent(cmd.Context(), args[0])
@@ -304,4 +299,14 @@ func (c *cli) agentRemoveCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// openForAgent opens the home to read or remove the agent name: a home
+// that does not exist yet holds no agent, and is not created to say so.
+func (c *cli) openForAgent(ctx context.Context, name string) (*app.App, error) {
+	a, err := c.openExisting(ctx)
+	if err == nil && a == nil {
+		err = fmt.Errorf("%w: %q", app.ErrAgentNotFound, name)
+	}
+	return a, err
 }
