@@ -108,3 +108,43 @@ func TestBrowserBuiltins(t *testing.T) {
 	b.poll("the reply", `document.body.textContent.includes("Noted in")`)
 	b.shot("web-builtins")
 }
+
+// TestBrowserAttachAnswersInOrder: a person who attaches two packs quickly
+// sees both attached, however the network orders the answers. The page's
+// fetch holds the first attach's answer back until 300 ms after the second
+// has been answered (a slow link): an app that draws each answer as it arrives
+// draws the older list last and shows one pack of two.
+func TestBrowserAttachAnswersInOrder(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{builtins: true})
+	b := openBrowser(t, chromium, "")
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("slow the first attach's answer", chromedp.Evaluate[chromedp.Void](`(() => {
+		const real = window.fetch;
+		let seen = 0, secondAnswered;
+		const second = new Promise(r => { secondAnswered = r; });
+		window.attachesPending = 0;
+		window.fetch = async (url, opt) => {
+			if (!(opt && opt.method === "POST" && String(url).endsWith("/packs"))) return real(url, opt);
+			const n = ++seen;
+			window.attachesPending++;
+			try {
+				const res = await real(url, opt);
+				if (n === 1) await Promise.race([second.then(() => new Promise(r => setTimeout(r, 300))), new Promise(r => setTimeout(r, 3000))]);
+				else secondAnswered();
+				return res;
+			} finally { setTimeout(() => window.attachesPending--, 0); }
+		};
+	})()`))
+	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
+	b.poll("the chat opens", chatOpen)
+	for _, p := range []string{"current-time", "session-file-system"} {
+		b.poll(p+" is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === `+jsString(p)+`)`)
+		b.step("attach "+p, chromedp.SetValue(chromedp.CSS("#attach-select"), p), chromedp.Click(chromedp.CSS("#attach-btn")))
+	}
+	b.poll("both attaches answered", `window.attachesPending === 0 && document.querySelectorAll("#attached li").length > 0`)
+	got := must(t, b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#attached li > span[title]")].map(s => s.firstChild.textContent)`))
+	if len(got) != 2 || got[0] != "current-time" || got[1] != "session-file-system" {
+		t.Errorf("attached after two quick attaches: %q, want [current-time session-file-system]", got)
+	}
+}

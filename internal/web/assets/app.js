@@ -245,10 +245,22 @@ function renderChatSide(c) {
   if (!c.packs.length) ul.append(el("li", { class: "muted" }, "None yet. Attach a pack so the model can use it."));
 }
 
+// The chat side is drawn from whole answers (every attached pack), so
+// the requests that draw it go one at a time: two quick attaches whose
+// answers crossed on the network would otherwise draw the older list last.
+let sideQueue = Promise.resolve();
+function chatSide(method, path, body) {
+  const run = sideQueue.then(() => api(method, path, body)).then(c => {
+    if (c.id === state.chat) renderChatSide(c);
+    return c;
+  });
+  sideQueue = run.catch(() => {});
+  return run;
+}
+
 async function refreshChat() {
   if (!state.chat) return;
-  const c = await api("GET", "/v1/chats/" + encodeURIComponent(state.chat));
-  renderChatSide(c);
+  const c = await chatSide("GET", "/v1/chats/" + encodeURIComponent(state.chat));
   $("#chat-title").textContent = c.title;
   loadFiles();
   refreshChats();
@@ -259,7 +271,10 @@ async function refreshPackChoices() {
   state.packs = list.items;
   // A disabled pack (packs disable) cannot be attached: it is not offered.
   const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
-  $("#attach-select").replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
+  // The person's choice survives a redraw of the list.
+  const sel = $("#attach-select"), chosen = sel.value;
+  sel.replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
+  if (ok.some(p => p.name === chosen)) sel.value = chosen;
 }
 
 async function attach() {
@@ -267,15 +282,13 @@ async function attach() {
   if (!name) return;
   if (!state.chat) await newChat();
   try {
-    const c = await api("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/packs", { pack: name });
-    renderChatSide(c);
+    await chatSide("POST", "/v1/chats/" + encodeURIComponent(state.chat) + "/packs", { pack: name });
   } catch (e) { notice(e.message, "error"); }
 }
 
 async function detach(name) {
   try {
-    const c = await api("DELETE", "/v1/chats/" + encodeURIComponent(state.chat) + "/packs/" + encodeURIComponent(name));
-    renderChatSide(c);
+    await chatSide("DELETE", "/v1/chats/" + encodeURIComponent(state.chat) + "/packs/" + encodeURIComponent(name));
   } catch (e) { notice(e.message, "error"); }
 }
 
