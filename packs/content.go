@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +34,51 @@ func StampOf(fi fs.FileInfo) Stamp {
 		s.ctime = time.Unix(st.Ctim.Unix())
 	}
 	return s
+}
+
+// MarshalText writes the stamp as six colon-separated decimal numbers:
+// device, inode, mode, size, and the modification and change times in
+// nanoseconds since 1970. It is how a stamp is kept across processes (see
+// Index).
+func (s Stamp) MarshalText() ([]byte, error) {
+	var b []byte
+	for i, n := range []int64{int64(s.dev), int64(s.ino), int64(s.mode), s.size, s.mtime.UnixNano(), s.ctime.UnixNano()} {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return b, nil
+}
+
+// UnmarshalText reads what MarshalText wrote.
+func (s *Stamp) UnmarshalText(b []byte) error {
+	parts := strings.Split(string(b), ":")
+	if len(parts) != 6 {
+		return fmt.Errorf("packs: stamp %q: want six numbers", b)
+	}
+	var n [6]int64
+	for i, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return fmt.Errorf("packs: stamp %q: %w", b, err)
+		}
+		n[i] = v
+	}
+	*s = Stamp{dev: uint64(n[0]), ino: uint64(n[1]), mode: fs.FileMode(n[2]), size: n[3], mtime: time.Unix(0, n[4]), ctime: time.Unix(0, n[5])}
+	return nil
+}
+
+// same reports whether two stamps describe the same file state.
+func (s Stamp) same(o Stamp) bool {
+	return s.dev == o.dev && s.ino == o.ino && s.mode == o.mode && s.size == o.size && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime)
+}
+
+// settledBefore reports whether the file's last change is at least a tick
+// before t: a later change of the file then changes its stamp, however
+// coarse the file system's clock (see racy).
+func (s Stamp) settledBefore(t time.Time) bool {
+	return t.Sub(s.mtime) >= stampTick && t.Sub(s.ctime) >= stampTick
 }
 
 // Content is what a pack folder held when it was read: its integrity

@@ -2,7 +2,9 @@ package packs
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,6 +69,10 @@ func ResolveHome(flag string, getenv func(string) string, home func() (string, e
 // HomeOptions configure OpenHome.
 type HomeOptions struct {
 	Logger *slog.Logger // nil discards
+	// Now is the clock that tells a settled file stamp from a racy one
+	// (see Settled); nil is time.Now. A test sets one ahead of the files'
+	// times instead of waiting for them to settle.
+	Now func() time.Time
 }
 
 // Home is the state directory:
@@ -93,7 +99,60 @@ type Home struct {
 	mu        sync.Mutex
 	entriesOf Stamp
 	entries   map[string]LockEntry
+
+	// index, when set (SetIndex), answers for packs.lock and the packs'
+	// folders what an earlier process read there.
+	index Index
+	// now is the clock that tells a settled stamp from a racy one; tests
+	// move it forward instead of waiting.
+	now func() time.Time
 }
+
+// Index keeps, across processes, what Home read in packs.lock and in the
+// installed folders, so that a later command need not read it all again:
+// internal/app keeps it in packs.db. It is only ever asked about a file
+// whose stamp (see Stamp) is the one it was given with the answer, and
+// given only settled stamps (see racy), so a changed file is read again.
+type Index interface {
+	// LockEntry returns the entry name of the packs.lock whose stamp is
+	// lock, and found false when it has none. known is false when the
+	// index does not hold that packs.lock: Home then reads the file.
+	LockEntry(lock Stamp, name string) (e LockEntry, found, known bool, err error)
+	// FolderChecks returns the checks given to RecordFolderChecks, by
+	// pack name.
+	FolderChecks(ctx context.Context) (map[string]FolderCheck, error)
+	// RecordFolderChecks keeps put, by pack name, and forgets the checks
+	// of the packs in drop.
+	RecordFolderChecks(ctx context.Context, put map[string]FolderCheck, drop []string) error
+}
+
+// FolderCheck is what hashing an installed pack's folder found: its
+// Digest, and the stamp of every file and symlink hashed, by
+// slash-separated path. A folder that later lists the same paths with the
+// same stamps holds the same content, as git's index assumes of a work
+// tree; Each then compares Digest with the lock entry without reading a
+// file.
+type FolderCheck struct {
+	Digest string           `json:"digest"`
+	Stamps map[string]Stamp `json:"stamps"`
+}
+
+// SetIndex makes h consult ix (see Index); nil stops it.
+func (h *Home) SetIndex(ix Index) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.index = ix
+}
+
+func (h *Home) getIndex() Index {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.index
+}
+
+// Settled reports whether the file stamp s is old enough to tell the file
+// from a rewrite of it (see racy): only settled stamps go to an Index.
+func (h *Home) Settled(s Stamp) bool { return !h.racy(s) }
 
 // OpenHome opens the state directory dir, creating it and its layout with
 // mode 0700 when missing. It finishes or rolls back an install or remove
@@ -102,7 +161,10 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("packs: state directory %q must be an absolute path", dir)
 	}
-	h := &Home{dir: filepath.Clean(dir), log: opt.Logger}
+	h := &Home{dir: filepath.Clean(dir), log: opt.Logger, now: opt.Now}
+	if h.now == nil {
+		h.now = time.Now
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -156,8 +218,9 @@ func (h *Home) tmp() string { return filepath.Join(h.dir, tmpDir) }
 func (h *Home) ReadLock() (*Lockfile, error) { return ReadLock(h.LockPath()) }
 
 // Entry returns the lock entry of the installed pack name. It reads that
-// entry only (ReadLockEntry): looking up one pack costs the same with ten
-// packs installed or ten thousand.
+// entry only (ReadLockEntry), or asks the Index, which answers without
+// reading packs.lock: looking up one pack costs the same with ten packs
+// installed or ten thousand.
 func (h *Home) Entry(name string) (LockEntry, error) {
 	var stamp Stamp
 	fi, statErr := os.Lstat(h.LockPath())
@@ -165,42 +228,51 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 		stamp = StampOf(fi)
 		h.mu.Lock()
 		e, ok := h.entries[name]
-		if ok && h.entriesOf == stamp {
+		if ok && h.entriesOf.same(stamp) {
 			h.mu.Unlock()
 			e.Capabilities = maps.Clone(e.Capabilities) // the caller's to change
 			return e, nil
 		}
 		h.mu.Unlock()
 	}
-	e, ok, err := ReadLockEntry(h.LockPath(), name)
-	if err != nil {
-		return LockEntry{}, err
+	e, ok, known, err := LockEntry{}, false, false, error(nil)
+	if ix := h.getIndex(); statErr == nil && ix != nil && !h.racy(stamp) {
+		if e, ok, known, err = ix.LockEntry(stamp, name); err != nil {
+			h.log.Warn("packs: the index of packs.lock failed; reading the file", "err", err)
+			known = false
+		}
+	}
+	if !known {
+		if e, ok, err = ReadLockEntry(h.LockPath(), name); err != nil {
+			return LockEntry{}, err
+		}
 	}
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
-	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp && !racy(stamp) {
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi).same(stamp) && !h.racy(stamp) {
 		// packs.lock did not change while it was read: remember the entry.
 		h.mu.Lock()
-		if h.entriesOf != stamp {
+		if !h.entriesOf.same(stamp) {
 			h.entriesOf, h.entries = stamp, map[string]LockEntry{}
 		}
 		h.entries[name] = e
 		h.mu.Unlock()
+		e.Capabilities = maps.Clone(e.Capabilities)
 	}
 	return e, nil
 }
 
+// stampTick is how far apart two changes of a file must be for their
+// stamps to differ on any file system packs runs on: file times advance in
+// ticks (two seconds on FAT).
+const stampTick = 2 * time.Second
+
 // racy reports whether a file's stamp is too recent to tell it from a
-// rewrite: file times advance in ticks, and a new packs.lock written within
-// the same tick as the old one, with the same size, could reuse its inode
-// and so its whole stamp. Git's index treats such "racily clean" entries the
-// same way: it does not trust them.
-func racy(s Stamp) bool {
-	const tick = 2 * time.Second
-	now := time.Now()
-	return now.Sub(s.mtime) < tick || now.Sub(s.ctime) < tick
-}
+// rewrite: a new file written within the same tick as the old one, with
+// the same size, could reuse its inode and so its whole stamp. Git's index
+// treats such "racily clean" entries the same way: it does not trust them.
+func (h *Home) racy(s Stamp) bool { return !s.settledBefore(h.now()) }
 
 // Verify checks that the installed files of pack name still have the
 // integrity its lock entry records. It returns an error wrapping
@@ -238,6 +310,12 @@ func (h *Home) VerifyContent(c *ContentCache, name string) (LockEntry, Content, 
 // was verified. The packs are checked and fn is called on up to GOMAXPROCS
 // goroutines at once: fn must be safe for concurrent use. The first error
 // from fn stops the walk and is returned.
+//
+// With an Index, a folder whose files all have the stamps its last check
+// recorded is not read: its recorded digest is compared with the lock
+// entry. Any other folder is hashed, and the check recorded when its
+// stamps are settled. Every folder is still listed and every file's stamp
+// taken, so an added, removed, replaced or rewritten file is found.
 func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error) error) error {
 	unlock, err := h.lock(ctx, false)
 	if err != nil {
@@ -248,6 +326,18 @@ func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error)
 	if err != nil {
 		return err
 	}
+	var known map[string]FolderCheck
+	ix := h.getIndex()
+	if ix != nil {
+		if known, err = ix.FolderChecks(ctx); err != nil {
+			h.log.Warn("packs: the index of pack folders failed; hashing every folder", "err", err)
+			known = nil
+		}
+	}
+	var (
+		mu  sync.Mutex
+		put = map[string]FolderCheck{}
+	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(goruntime.GOMAXPROCS(0))
 	for i, e := range l.Packs {
@@ -258,14 +348,85 @@ func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error)
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			_, verr := h.verifyEntry(nil, e)
+			check, verr := h.checkFolder(e, known[e.Name])
+			if check != nil && ix != nil {
+				mu.Lock()
+				put[e.Name] = *check
+				mu.Unlock()
+			}
 			return fn(i, e, verr)
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var drop []string
+	for name := range known {
+		if _, ok := l.Entry(name); !ok {
+			drop = append(drop, name)
+		}
+	}
+	if len(put) > 0 || len(drop) > 0 {
+		if err := ix.RecordFolderChecks(ctx, put, drop); err != nil {
+			h.log.Warn("packs: cannot record the checks of pack folders; the next listing hashes them again", "err", err)
+		}
+	}
+	return nil
+}
+
+// checkFolder checks the folder of e against e.Integrity, trusting known
+// (a check recorded earlier, or the zero value) for a folder whose files
+// all kept their stamps. It returns the check to record, or nil when there
+// is nothing new or its stamps are not settled yet. The caller holds the
+// lock.
+func (h *Home) checkFolder(e LockEntry, known FolderCheck) (*FolderCheck, error) {
+	dir, err := h.PackDir(e.Name)
+	if err != nil {
+		return nil, err
+	}
+	// A file changed after start gets a stamp a tick newer than one
+	// settled before start: stamps settled before it can be recorded.
+	start := h.now()
+	entries, err := digestEntries(dir)
+	var digest string
+	var fresh *FolderCheck
+	switch {
+	case err != nil:
+	case known.Digest != "" && sameStamps(known.Stamps, entries):
+		digest = known.Digest
+	default:
+		hsh := sha256.New()
+		if err = digestTo(hsh, dir, entries, nil, nil); err != nil {
+			break
+		}
+		digest = DigestPrefix + hex.EncodeToString(hsh.Sum(nil))
+		fresh = &FolderCheck{Digest: digest, Stamps: make(map[string]Stamp, len(entries))}
+		for _, de := range entries {
+			if !de.stamp.settledBefore(start) {
+				fresh = nil
+				break
+			}
+			fresh.Stamps[de.rel] = de.stamp
+		}
+	}
+	return fresh, h.compareDigest(e, dir, digest, err)
+}
+
+// sameStamps reports whether entries are exactly the paths of stamps, each
+// with its stamp.
+func sameStamps(stamps map[string]Stamp, entries []digestEntry) bool {
+	if len(stamps) != len(entries) {
+		return false
+	}
+	for _, de := range entries {
+		if s, ok := stamps[de.rel]; !ok || !s.same(de.stamp) {
+			return false
+		}
+	}
+	return true
 }
 
 // verifyEntry checks the folder of e against e.Integrity. The caller holds
@@ -281,15 +442,24 @@ func (h *Home) verifyEntry(c *ContentCache, e LockEntry) (Content, error) {
 	} else {
 		got.Digest, err = Digest(dir)
 	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return Content{}, fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, e.Name, dir, err)
-	case err != nil:
-		return Content{}, fmt.Errorf("%w: %s: %w", ErrModified, e.Name, err)
-	case subtle.ConstantTimeCompare([]byte(got.Digest), []byte(e.Integrity)) != 1:
-		return Content{}, fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, e.Name, dir, e.Integrity, got.Digest)
+	if err := h.compareDigest(e, dir, got.Digest, err); err != nil {
+		return Content{}, err
 	}
 	return got, nil
+}
+
+// compareDigest is the outcome of checking the folder dir of e: digest is
+// what its files hash to, err why they could not be hashed.
+func (h *Home) compareDigest(e LockEntry, dir, digest string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, e.Name, dir, err)
+	case err != nil:
+		return fmt.Errorf("%w: %s: %w", ErrModified, e.Name, err)
+	case subtle.ConstantTimeCompare([]byte(digest), []byte(e.Integrity)) != 1:
+		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, e.Name, dir, e.Integrity, digest)
+	}
+	return nil
 }
 
 // journal records the one transaction in flight, written before the first

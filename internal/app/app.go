@@ -16,6 +16,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/builtin"
@@ -32,6 +33,9 @@ type Options struct {
 	// (EnsureBuiltins): the commands that run chats (chat, mcp, serve)
 	// and tools (run) set it.
 	Builtins bool
+	// Now is the state directory's clock (packs.HomeOptions.Now); nil is
+	// time.Now.
+	Now func() time.Time
 }
 
 // App is one open state directory and what is built on it.
@@ -62,7 +66,7 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger})
+	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +83,7 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	h.SetIndex(storeIndex{a.DB})
 	if opt.Builtins {
 		if err := a.EnsureBuiltins(ctx); err != nil {
 			a.Close()
@@ -93,6 +98,9 @@ func (a *App) Close() error {
 	if a.DB == nil {
 		return nil
 	}
+	if a.Home != nil {
+		a.Home.SetIndex(nil)
+	}
 	err := a.DB.Close()
 	a.DB = nil
 	return err
@@ -103,24 +111,42 @@ func (a *App) Close() error {
 // crash between the two writes may have left behind.
 //
 // The comparison parses every entry and reads every row, so it is skipped
-// when packs.lock holds what it held when the table was last brought in line
-// with it (the SHA-256 of its bytes, recorded in packs.db: hashing the file
-// costs a millisecond with ten thousand packs installed, parsing it fifty):
-// a command's start then costs the same with ten packs installed or ten
-// thousand. Every write of the table follows a write of packs.lock.
+// when packs.lock is the file the table was last brought in line with:
+// the same file stamp (inode, size, times: one lstat), or else the same
+// SHA-256 of its bytes (hashing the file costs milliseconds with ten
+// thousand packs installed, parsing it fifty). A command's start then
+// costs the same with ten packs installed or ten thousand. Every write of
+// the table follows a write of packs.lock, which changes its stamp. Once
+// in line, the table answers for single lock entries (storeIndex), and
+// only for a packs.lock of the recorded stamp.
 func (a *App) syncDB(ctx context.Context) error {
-	data, err := os.ReadFile(a.Home.LockPath())
+	path := a.Home.LockPath()
+	fileStamp := ""
+	if fi, err := os.Lstat(path); err == nil && a.Home.Settled(packs.StampOf(fi)) {
+		fileStamp = stampKey(packs.StampOf(fi))
+	}
+	syncedHash, syncedStamp, err := a.DB.PacksSyncedWith(ctx)
+	if err != nil || fileStamp != "" && fileStamp == syncedStamp {
+		return err
+	}
+	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("app: read packs.lock: %w", err)
 	}
+	if fi, err := os.Lstat(path); fileStamp != "" && (err != nil || stampKey(packs.StampOf(fi)) != fileStamp) {
+		fileStamp = "" // it changed while it was read: its stamp says nothing of data
+	}
 	sum := sha256.Sum256(data)
-	stamp := hex.EncodeToString(sum[:])
-	if synced, err := a.DB.PacksSyncedWith(ctx); err != nil || synced == stamp {
-		return err
+	hash := hex.EncodeToString(sum[:])
+	if hash == syncedHash {
+		if fileStamp == syncedStamp {
+			return nil
+		}
+		return a.DB.MarkPacksSynced(ctx, hash, fileStamp)
 	}
 	l := &packs.Lockfile{} // no packs.lock: nothing installed
 	if data != nil {
-		if l, err = packs.ParseLock(a.Home.LockPath(), data); err != nil {
+		if l, err = packs.ParseLock(path, data); err != nil {
 			return err
 		}
 	}
@@ -135,11 +161,12 @@ func (a *App) syncDB(ctx context.Context) error {
 	if changed {
 		a.Logger.Info("app: packs.db brought in line with packs.lock")
 	}
-	return a.DB.MarkPacksSynced(ctx, stamp)
+	return a.DB.MarkPacksSynced(ctx, hash, fileStamp)
 }
 
 func packRow(e packs.LockEntry) store.PackRow {
-	r := store.PackRow{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, InstalledAt: e.Installed}
+	r := store.PackRow{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, InstalledAt: e.Installed,
+		Resolved: e.Resolved, Signer: e.Signer}
 	for n, c := range e.Capabilities {
 		if r.Capabilities == nil {
 			r.Capabilities = map[string]store.PackCapability{}

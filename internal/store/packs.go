@@ -23,6 +23,8 @@ type PackRow struct {
 	Integrity    string
 	InstalledAt  time.Time
 	Capabilities map[string]PackCapability // by capability name; every requested one
+	Resolved     string                    // what the source named when fetched (packs.LockEntry.Resolved)
+	Signer       string                    // the verified signer's key, or ""
 }
 
 // PackCapability is one requested capability of an installed pack.
@@ -33,7 +35,7 @@ type PackCapability struct {
 
 func (r PackRow) equal(o PackRow) bool {
 	return r.Name == o.Name && r.Version == o.Version && r.Source == o.Source &&
-		r.Integrity == o.Integrity && r.InstalledAt.Equal(o.InstalledAt) &&
+		r.Integrity == o.Integrity && r.InstalledAt.Equal(o.InstalledAt) && r.Resolved == o.Resolved && r.Signer == o.Signer &&
 		maps.EqualFunc(r.Capabilities, o.Capabilities, func(a, b PackCapability) bool {
 			return a.Granted == b.Granted && slices.Equal(a.Resources, b.Resources)
 		})
@@ -60,11 +62,12 @@ func putPack(ctx context.Context, db execer, r PackRow) error {
 	if r.Capabilities == nil {
 		caps = []byte("{}")
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO packs(name, version, source, integrity, installed_at, capabilities)
-		VALUES(?, ?, ?, ?, ?, ?)
+	_, err = db.ExecContext(ctx, `INSERT INTO packs(name, version, source, integrity, installed_at, capabilities, resolved, signer)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(name) DO UPDATE SET version = excluded.version, source = excluded.source,
-			integrity = excluded.integrity, installed_at = excluded.installed_at, capabilities = excluded.capabilities`,
-		r.Name, r.Version, r.Source, r.Integrity, r.InstalledAt.UTC().Format(time.RFC3339Nano), string(caps))
+			integrity = excluded.integrity, installed_at = excluded.installed_at, capabilities = excluded.capabilities,
+			resolved = excluded.resolved, signer = excluded.signer`,
+		r.Name, r.Version, r.Source, r.Integrity, r.InstalledAt.UTC().Format(time.RFC3339Nano), string(caps), r.Resolved, r.Signer)
 	return err
 }
 
@@ -99,27 +102,22 @@ func (db *DB) Packs(ctx context.Context) ([]PackRow, error) {
 }
 
 func (db *DB) queryPacks(ctx context.Context, tail string, args ...any) ([]PackRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT name, version, source, integrity, installed_at, capabilities FROM packs `+tail, args...)
+	rows, err := db.sql.QueryContext(ctx, `SELECT name, version, source, integrity, installed_at, capabilities, resolved, signer FROM packs `+tail, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: query packs: %w", err)
 	}
 	defer rows.Close()
 	var out []PackRow
 	for rows.Next() {
-		var r PackRow
-		var at, caps string
-		if err := rows.Scan(&r.Name, &r.Version, &r.Source, &r.Integrity, &at, &caps); err != nil {
+		var name, version, source, integrity, at, caps, resolved, signer string
+		if err := rows.Scan(&name, &version, &source, &integrity, &at, &caps, &resolved, &signer); err != nil {
 			return nil, fmt.Errorf("store: query packs: %w", err)
 		}
-		if r.InstalledAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
-			return nil, fmt.Errorf("store: pack %s: installed_at %q: %w", r.Name, at, err)
+		r, err := scanPack(name, version, source, integrity, at, caps)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal([]byte(caps), &r.Capabilities); err != nil {
-			return nil, fmt.Errorf("store: pack %s: capabilities: %w", r.Name, err)
-		}
-		if len(r.Capabilities) == 0 {
-			r.Capabilities = nil
-		}
+		r.Resolved, r.Signer = resolved, signer
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -128,25 +126,123 @@ func (db *DB) queryPacks(ctx context.Context, tail string, args ...any) ([]PackR
 	return out, nil
 }
 
-// PacksSyncedWith returns the packs.lock hash recorded by MarkPacksSynced,
-// or "" when none was.
-func (db *DB) PacksSyncedWith(ctx context.Context) (string, error) {
-	var stamp string
-	err := db.sql.QueryRowContext(ctx, `SELECT stamp FROM lock_sync WHERE id = 1`).Scan(&stamp)
+// scanPack builds a row from its columns' text.
+func scanPack(name, version, source, integrity, at, caps string) (PackRow, error) {
+	r := PackRow{Name: name, Version: version, Source: source, Integrity: integrity}
+	var err error
+	if r.InstalledAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return PackRow{}, fmt.Errorf("store: pack %s: installed_at %q: %w", name, at, err)
+	}
+	if err := json.Unmarshal([]byte(caps), &r.Capabilities); err != nil {
+		return PackRow{}, fmt.Errorf("store: pack %s: capabilities: %w", name, err)
+	}
+	if len(r.Capabilities) == 0 {
+		r.Capabilities = nil
+	}
+	return r, nil
+}
+
+// PacksSyncedWith returns the packs.lock hash and file stamp recorded by
+// MarkPacksSynced, or "" when none was.
+func (db *DB) PacksSyncedWith(ctx context.Context) (hash, fileStamp string, err error) {
+	err = db.sql.QueryRowContext(ctx, `SELECT stamp, file_stamp FROM lock_sync WHERE id = 1`).Scan(&hash, &fileStamp)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("store: lock sync: %w", err)
+		return "", "", fmt.Errorf("store: lock sync: %w", err)
 	}
-	return stamp, nil
+	return hash, fileStamp, nil
 }
 
 // MarkPacksSynced records that the packs table mirrors the packs.lock whose
-// SHA-256 is stamp.
-func (db *DB) MarkPacksSynced(ctx context.Context, stamp string) error {
-	if _, err := db.sql.ExecContext(ctx, `INSERT INTO lock_sync(id, stamp) VALUES(1, ?) ON CONFLICT(id) DO UPDATE SET stamp = excluded.stamp`, stamp); err != nil {
+// SHA-256 is hash and whose file stamp (packs.Stamp's text) is fileStamp;
+// fileStamp is "" when the stamp is too recent to trust.
+func (db *DB) MarkPacksSynced(ctx context.Context, hash, fileStamp string) error {
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO lock_sync(id, stamp, file_stamp) VALUES(1, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET stamp = excluded.stamp, file_stamp = excluded.file_stamp`, hash, fileStamp); err != nil {
 		return fmt.Errorf("store: lock sync: %w", err)
+	}
+	return nil
+}
+
+// SyncedPack returns the row of name when the packs table mirrors the
+// packs.lock whose file stamp is fileStamp (see MarkPacksSynced): synced
+// is false when it does not, found false when there is no such row. It is
+// one read, whatever the number of packs.
+func (db *DB) SyncedPack(ctx context.Context, fileStamp, name string) (r PackRow, found, synced bool, err error) {
+	if fileStamp == "" {
+		return PackRow{}, false, false, nil
+	}
+	// One statement, so the stamp and the row are read from the same
+	// snapshot: no row means another packs.lock, a NULL name no such pack.
+	var n, version, source, integrity, at, caps, resolved, signer sql.NullString
+	err = db.sql.QueryRowContext(ctx, `SELECT p.name, p.version, p.source, p.integrity, p.installed_at, p.capabilities, p.resolved, p.signer
+		FROM lock_sync s LEFT JOIN packs p ON p.name = ? WHERE s.id = 1 AND s.file_stamp = ?`, name, fileStamp).
+		Scan(&n, &version, &source, &integrity, &at, &caps, &resolved, &signer)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return PackRow{}, false, false, nil
+	case err != nil:
+		return PackRow{}, false, false, fmt.Errorf("store: synced pack %s: %w", name, err)
+	case !n.Valid:
+		return PackRow{}, false, true, nil
+	}
+	r, err = scanPack(n.String, version.String, source.String, integrity.String, at.String, caps.String)
+	r.Resolved, r.Signer = resolved.String, signer.String
+	return r, err == nil, err == nil, err
+}
+
+// PackCheck is what hashing an installed pack's folder found (packs.FolderCheck):
+// its digest and, as JSON, the stamp of each file.
+type PackCheck struct {
+	Digest string
+	Stamps []byte
+}
+
+// PackChecks returns every recorded check, by pack name.
+func (db *DB) PackChecks(ctx context.Context) (map[string]PackCheck, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT name, digest, stamps FROM pack_checks`)
+	if err != nil {
+		return nil, fmt.Errorf("store: pack checks: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]PackCheck{}
+	for rows.Next() {
+		var name string
+		var c PackCheck
+		if err := rows.Scan(&name, &c.Digest, &c.Stamps); err != nil {
+			return nil, fmt.Errorf("store: pack checks: %w", err)
+		}
+		out[name] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: pack checks: %w", err)
+	}
+	return out, nil
+}
+
+// RecordPackChecks stores put, by pack name, and deletes the checks of the
+// packs in drop, in one transaction.
+func (db *DB) RecordPackChecks(ctx context.Context, put map[string]PackCheck, drop []string) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: record pack checks: %w", err)
+	}
+	defer tx.Rollback()
+	for name, c := range put {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pack_checks(name, digest, stamps) VALUES(?, ?, ?)
+			ON CONFLICT(name) DO UPDATE SET digest = excluded.digest, stamps = excluded.stamps`, name, c.Digest, string(c.Stamps)); err != nil {
+			return fmt.Errorf("store: record pack checks: %s: %w", name, err)
+		}
+	}
+	for _, name := range drop {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pack_checks WHERE name = ?`, name); err != nil {
+			return fmt.Errorf("store: record pack checks: %s: %w", name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: record pack checks: %w", err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func row(name, integrity string) PackRow {
 			"network":  {Granted: true, Resources: []string{"api.example.com"}},
 			"env_read": {Granted: false, Resources: []string{"HOME"}},
 		},
+		Resolved: "git:0123456789abcdef0123456789abcdef01234567", Signer: "ssh-ed25519 AAAA" + name,
 	}
 }
 
@@ -95,5 +97,70 @@ func TestReplacePacks(t *testing.T) {
 	}
 	if got, _ := db.Packs(ctx); len(got) != 0 {
 		t.Fatalf("got %d rows, want 0", len(got))
+	}
+}
+
+// TestSyncedPack: a row is an answer only for the packs.lock file stamp the
+// table was marked with.
+func TestSyncedPack(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	want := row("weather", "sha256:aa")
+	if err := db.PutPack(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MarkPacksSynced(ctx, "hash", "1:2:420:10:100:200"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		stamp, name   string
+		found, synced bool
+	}{
+		{"1:2:420:10:100:200", "weather", true, true},
+		{"1:2:420:10:100:200", "other", false, true},
+		{"1:3:420:10:100:200", "weather", false, false},
+		{"", "weather", false, false},
+	}
+	for _, c := range cases {
+		got, found, synced, err := db.SyncedPack(ctx, c.stamp, c.name)
+		if err != nil || found != c.found || synced != c.synced || found && !got.equal(want) {
+			t.Errorf("SyncedPack(%q, %q) = %+v, %t, %t, %v; want found %t, synced %t", c.stamp, c.name, got, found, synced, err, c.found, c.synced)
+		}
+	}
+	if hash, stamp, err := db.PacksSyncedWith(ctx); err != nil || hash != "hash" || stamp != "1:2:420:10:100:200" {
+		t.Errorf("PacksSyncedWith = %q, %q, %v", hash, stamp, err)
+	}
+}
+
+// TestPackChecks: checks are stored, replaced and dropped by pack name.
+func TestPackChecks(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	steps := []struct {
+		put  map[string]PackCheck
+		drop []string
+		want map[string]string // name: digest
+	}{
+		{map[string]PackCheck{"a": {Digest: "d1", Stamps: []byte(`{}`)}, "b": {Digest: "d2", Stamps: []byte(`{}`)}}, nil, map[string]string{"a": "d1", "b": "d2"}},
+		{map[string]PackCheck{"a": {Digest: "d3", Stamps: []byte(`{"x":"1:2:3:4:5:6"}`)}}, []string{"b"}, map[string]string{"a": "d3"}},
+	}
+	for i, s := range steps {
+		if err := db.RecordPackChecks(ctx, s.put, s.drop); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.PackChecks(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests := map[string]string{}
+		for n, c := range got {
+			digests[n] = c.Digest
+			if want := s.put[n].Stamps; want != nil && string(c.Stamps) != string(want) {
+				t.Errorf("step %d: %s stamps %s, want %s", i, n, c.Stamps, want)
+			}
+		}
+		if !maps.Equal(digests, s.want) {
+			t.Errorf("step %d: checks %v, want %v", i, digests, s.want)
+		}
 	}
 }

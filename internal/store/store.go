@@ -79,6 +79,7 @@ var migrations = []migration{
 	{7, "agents", schemaAgents},
 	{8, "disabled_packs", schemaPackState},
 	{9, "lock_sync", schemaLockSync},
+	{10, "pack_index", schemaPackIndex},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
