@@ -47,7 +47,7 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 			var list []app.InstalledPack
 			if a != nil {
 				defer a.Close()
-				if list, err = a.Packs(ctx); err != nil {
+				if list, err = a.Listing(ctx); err != nil {
 					return err
 				}
 			}
@@ -203,13 +203,13 @@ func toJSON(ip app.InstalledPack) packJSON {
 	}
 	// packs.lock records granted resources; what the pack asks for is in
 	// its skill.toml, when it loads.
-	var req capability.Request
+	sum := ip.Summary
 	if ip.Pack != nil {
-		req = ip.Pack.Request()
+		sum = app.SummaryOf(ip.Pack)
 	}
 	for _, n := range e.Requested() {
 		c := e.Capabilities[n]
-		use := capabilityUse{Capability: n, Resources: req.Resources(n), Granted: c.Granted, GrantedResources: slices.Clone(c.Resources)}
+		use := capabilityUse{Capability: n, Resources: slices.Clone(sum.Requested[n]), Granted: c.Granted, GrantedResources: slices.Clone(c.Resources)}
 		if use.Resources == nil {
 			use.Resources = []string{}
 		}
@@ -224,12 +224,8 @@ func toJSON(ip app.InstalledPack) packJSON {
 	if ip.LoadErr != nil {
 		j.Error = ip.LoadErr.Error()
 	}
-	if ip.Pack != nil {
-		j.Description = ip.Pack.Frontmatter.Description
-		for _, t := range ip.Pack.Tools {
-			j.Tools = append(j.Tools, t.Name)
-		}
-	}
+	j.Description = sum.Description
+	j.Tools = append(j.Tools, sum.Tools...)
 	return j
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,7 @@ import (
 	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 // Options configure Open.
@@ -334,27 +336,97 @@ const (
 
 // InstalledPack is an installed pack as list and info show it.
 type InstalledPack struct {
-	Entry   packs.LockEntry
-	Status  Status
-	Pack    *packs.Pack // loaded from the installed folder; nil when it does not load
-	LoadErr error       // why Pack is nil
+	Entry  packs.LockEntry
+	Status Status
+	// Pack is loaded from the installed folder; nil when it does not load,
+	// or, from Listing, when Summary was recorded.
+	Pack    *packs.Pack
+	LoadErr error // why Pack is nil, when it does not load
+	// Summary is what a listing shows of the pack's files, when Listing
+	// took it from packs.db instead of loading the pack (see SummaryOf).
+	Summary Summary
 	// Disabled says the person disabled the pack (packs disable): it stays
 	// installed and is never attached, offered to a model or run.
 	Disabled bool
 }
 
+// Summary is what a listing shows of an installed pack's files: its
+// description, its tools' names and the resources it asks for under each
+// capability.
+type Summary struct {
+	Description string                       `json:"description,omitempty"`
+	Tools       []string                     `json:"tools,omitempty"`
+	Requested   map[capability.Name][]string `json:"requested,omitempty"`
+}
+
+// SummaryOf is the Summary of a loaded pack.
+func SummaryOf(p *packs.Pack) Summary {
+	s := Summary{Description: p.Frontmatter.Description}
+	for _, t := range p.Tools {
+		s.Tools = append(s.Tools, t.Name)
+	}
+	req := p.Request()
+	for _, n := range req.Names() {
+		if s.Requested == nil {
+			s.Requested = map[capability.Name][]string{}
+		}
+		s.Requested[n] = req.Resources(n)
+	}
+	return s
+}
+
 // Packs lists the installed packs, sorted by name, each verified and loaded.
 // packs.lock is read once (packs.Home.Each): the cost grows with the number
 // of packs, not with its square.
-func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
+func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) { return a.packs(ctx, false) }
+
+// Listing is Packs for a listing (packs list): every pack is verified
+// just as Packs does, but an intact pack is not loaded when this program
+// (runtime.ProgramID) recorded its Summary for the same integrity in
+// packs.db: the files hash to what they hashed to then, so loading them
+// again would find the same. Its Pack is then nil and its Summary set.
+// The summaries of intact packs it loads are recorded for the next
+// listing.
+func (a *App) Listing(ctx context.Context) ([]InstalledPack, error) { return a.packs(ctx, true) }
+
+func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) {
 	var (
-		mu  sync.Mutex
-		out []InstalledPack
+		mu      sync.Mutex
+		out     []InstalledPack
+		program string
+		cached  map[string][]byte
+		put     = map[string][]byte{}
+		keep    = map[string]bool{}
 	)
+	if listing {
+		if program = runtime.ProgramID(); program != "" {
+			var err error
+			if cached, err = a.DB.PackSummaries(ctx, program); err != nil {
+				a.Logger.Warn("app: cannot read the recorded pack summaries; loading every pack", "err", err)
+			}
+		}
+	}
 	err := a.Home.Each(ctx, func(i int, e packs.LockEntry, verr error) error {
-		ip := a.inspect(e, verr)
+		var ip InstalledPack
+		var s Summary
+		raw, ok := cached[e.Integrity]
+		if ok && verr == nil && json.Unmarshal(raw, &s) == nil {
+			ip = InstalledPack{Entry: e, Status: StatusOK, Summary: s}
+		} else {
+			ip = a.inspect(e, verr)
+			if ip.Status == StatusOK && ip.Pack != nil && program != "" {
+				raw, err := json.Marshal(SummaryOf(ip.Pack))
+				if err != nil {
+					return fmt.Errorf("app: summary of %s: %w", e.Name, err)
+				}
+				mu.Lock()
+				put[e.Integrity] = raw
+				mu.Unlock()
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
+		keep[e.Integrity] = true
 		if i >= len(out) {
 			out = append(out, make([]InstalledPack, i+1-len(out))...)
 		}
@@ -363,6 +435,15 @@ func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	stale := false
+	for integrity := range cached {
+		stale = stale || !keep[integrity]
+	}
+	if len(put) > 0 || stale {
+		if err := a.DB.RecordPackSummaries(ctx, program, put, keep); err != nil {
+			a.Logger.Warn("app: cannot record the pack summaries; the next listing loads the packs again", "err", err)
+		}
 	}
 	disabled, err := a.DB.DisabledPacks(ctx)
 	if err != nil {

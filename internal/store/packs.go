@@ -279,3 +279,71 @@ func (db *DB) ReplacePacks(ctx context.Context, rows []PackRow) (bool, error) {
 	}
 	return true, nil
 }
+
+// PackSummaries returns the summaries the program recorded, by integrity.
+func (db *DB) PackSummaries(ctx context.Context, program string) (map[string][]byte, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT integrity, summary FROM pack_summaries WHERE program = ?`, program)
+	if err != nil {
+		return nil, fmt.Errorf("store: pack summaries: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]byte{}
+	for rows.Next() {
+		var integrity string
+		var summary []byte
+		if err := rows.Scan(&integrity, &summary); err != nil {
+			return nil, fmt.Errorf("store: pack summaries: %w", err)
+		}
+		out[integrity] = summary
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: pack summaries: %w", err)
+	}
+	return out, nil
+}
+
+// RecordPackSummaries stores put (summaries by integrity) for the program,
+// replacing any other program's, and deletes every summary whose integrity
+// is not in keep, in one transaction.
+func (db *DB) RecordPackSummaries(ctx context.Context, program string, put map[string][]byte, keep map[string]bool) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: record pack summaries: %w", err)
+	}
+	defer tx.Rollback()
+	for integrity, summary := range put {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pack_summaries(integrity, program, summary) VALUES(?, ?, ?)
+			ON CONFLICT(integrity) DO UPDATE SET program = excluded.program, summary = excluded.summary`, integrity, program, string(summary)); err != nil {
+			return fmt.Errorf("store: record pack summaries: %w", err)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT integrity FROM pack_summaries`)
+	if err != nil {
+		return fmt.Errorf("store: record pack summaries: %w", err)
+	}
+	var stale []string
+	for rows.Next() {
+		var integrity string
+		if err := rows.Scan(&integrity); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: record pack summaries: %w", err)
+		}
+		if !keep[integrity] {
+			stale = append(stale, integrity)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return fmt.Errorf("store: record pack summaries: %w", err)
+	}
+	rows.Close()
+	for _, integrity := range stale {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pack_summaries WHERE integrity = ?`, integrity); err != nil {
+			return fmt.Errorf("store: record pack summaries: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: record pack summaries: %w", err)
+	}
+	return nil
+}

@@ -164,3 +164,45 @@ func TestPackChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPackSummaries: summaries are per program, replaced by integrity, and
+// those of integrities no longer kept are deleted.
+func TestPackSummaries(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	steps := []struct {
+		program string
+		put     map[string][]byte
+		keep    []string
+		want    map[string]map[string]string // program: integrity: summary
+	}{
+		{"p1", map[string][]byte{"sha256:a": []byte(`{"description":"a"}`), "sha256:b": []byte(`{}`)}, []string{"sha256:a", "sha256:b"},
+			map[string]map[string]string{"p1": {"sha256:a": `{"description":"a"}`, "sha256:b": `{}`}, "p2": {}}},
+		{"p2", map[string][]byte{"sha256:a": []byte(`{"description":"a2"}`)}, []string{"sha256:a", "sha256:b"},
+			map[string]map[string]string{"p1": {"sha256:b": `{}`}, "p2": {"sha256:a": `{"description":"a2"}`}}},
+		{"p2", nil, []string{"sha256:a"},
+			map[string]map[string]string{"p1": {}, "p2": {"sha256:a": `{"description":"a2"}`}}},
+	}
+	for i, s := range steps {
+		keep := map[string]bool{}
+		for _, k := range s.keep {
+			keep[k] = true
+		}
+		if err := db.RecordPackSummaries(ctx, s.program, s.put, keep); err != nil {
+			t.Fatal(err)
+		}
+		for program, want := range s.want {
+			got, err := db.PackSummaries(ctx, program)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotS := map[string]string{}
+			for k, v := range got {
+				gotS[k] = string(v)
+			}
+			if !maps.Equal(gotS, want) {
+				t.Errorf("step %d: %s's summaries %v, want %v", i, program, gotS, want)
+			}
+		}
+	}
+}
