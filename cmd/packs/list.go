@@ -29,7 +29,12 @@ func (c *cli) listCommand() *cobra.Command {
 granted capabilities, and source. Status is "ok", "modified" (the files no
 longer match packs.lock, so the pack does not run), "missing" or
 "disabled" (packs disable: installed, but never attached or run; --json
-says "disabled": true).
+says "disabled": true). Every file of every installed pack is checked: a
+folder whose files all keep the stamps (inode, size, modification and
+change times) they had when a listing last hashed them, at
+least two seconds after they were written, is not read again, as git
+checks a work tree; any other folder is hashed. packs run always hashes
+the pack it runs.
 
 It also shows the packs discovered in the folders given by --dir (repeatable)
 and then in $PACKS_PATH (colon-separated), scanned in that order. When two
