@@ -28,9 +28,10 @@ var ErrNotBuiltin = errors.New("app: not a built-in pack")
 // lacks and updates in place each installed built-in whose content differs
 // from this binary's, through the same stage, validate and commit path as
 // packs add, with "builtin:NAME" as its packs.lock source. It reads only
-// packs.lock when everything is current. It leaves alone a pack of the same
-// name the person installed from elsewhere, a built-in the person removed
-// (see RestoreBuiltin), and one the enterprise policy blocks.
+// the built-ins' packs.lock entries when everything is current. It leaves
+// alone a pack of the same name the person installed from elsewhere, a
+// built-in the person removed (see RestoreBuiltin), and one the enterprise
+// policy blocks.
 //
 // What a built-in is granted: nothing at install. It asks for nothing but
 // web-fetch, which asks for network and gets it only when the person grants
@@ -38,10 +39,6 @@ var ErrNotBuiltin = errors.New("app: not a built-in pack")
 // than before: a grant of "everything the pack asks for" is pinned to what
 // the older version asked for when the new one asks for more.
 func (a *App) EnsureBuiltins(ctx context.Context) error {
-	l, err := a.Home.ReadLock()
-	if err != nil {
-		return err
-	}
 	removed, err := a.removedBuiltins()
 	if err != nil {
 		return err
@@ -49,7 +46,13 @@ func (a *App) EnsureBuiltins(ctx context.Context) error {
 	var errs []error
 	for _, name := range builtin.Names() {
 		want, _ := builtin.Digest(name)
-		e, found := l.Entry(name)
+		// One entry at a time (Home.Entry): a start costs the same with
+		// ten packs installed or ten thousand.
+		e, err := a.Home.Entry(name)
+		found := err == nil
+		if err != nil && !errors.Is(err, packs.ErrNotInstalled) {
+			return err
+		}
 		switch {
 		case found && !builtin.IsSource(e.Source):
 			a.Logger.Debug("app: a pack of a built-in's name is installed from elsewhere; the built-in is not", "pack", name, "source", e.Source)
