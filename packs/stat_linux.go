@@ -1,16 +1,8 @@
 package packs
 
 import (
-	"io/fs"
 	"syscall"
 	"time"
 )
 
-// statIDs returns a file's device, inode and change time from its stat.
-func statIDs(fi fs.FileInfo) (dev, ino uint64, ctime time.Time, ok bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0, time.Time{}, false
-	}
-	return uint64(st.Dev), st.Ino, time.Unix(st.Ctim.Unix()), true
-}
+func changeTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
