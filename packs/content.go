@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -24,25 +23,34 @@ type Stamp struct {
 	mode         fs.FileMode
 	size         int64
 	mtime, ctime time.Time
+	full         bool // the stat had an inode and a change time
 }
 
 // StampOf returns the stamp of a file from its (l)stat.
 func StampOf(fi fs.FileInfo) Stamp {
 	s := Stamp{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino = uint64(st.Dev), st.Ino
-		s.ctime = time.Unix(st.Ctim.Unix())
-	}
+	s.dev, s.ino, s.ctime, s.full = statIDs(fi)
 	return s
 }
 
-// MarshalText writes the stamp as six colon-separated decimal numbers:
-// device, inode, mode, size, and the modification and change times in
-// nanoseconds since 1970. It is how a stamp is kept across processes (see
-// Index).
+// Same reports whether two stamps say the file is unchanged. A stamp
+// without an inode and a change time (a platform whose stat has none) is
+// never the same as another: a size and a modification time alone can be
+// set back, so the file is read again.
+func (s Stamp) Same(o Stamp) bool { return s.full && s == o }
+
+// MarshalText writes the stamp as seven colon-separated decimal numbers:
+// device, inode, mode, size, the modification and change times in
+// nanoseconds since 1970, and 1 for a full stamp (0 for one without an
+// inode and a change time). It is how a stamp is kept across processes
+// (see Index); UnmarshalText gives back a stamp Same as the original.
 func (s Stamp) MarshalText() ([]byte, error) {
+	var mtime, ctime, full int64
+	if s.full {
+		mtime, ctime, full = s.mtime.UnixNano(), s.ctime.UnixNano(), 1
+	}
 	var b []byte
-	for i, n := range []int64{int64(s.dev), int64(s.ino), int64(s.mode), s.size, s.mtime.UnixNano(), s.ctime.UnixNano()} {
+	for i, n := range []int64{int64(s.dev), int64(s.ino), int64(s.mode), s.size, mtime, ctime, full} {
 		if i > 0 {
 			b = append(b, ':')
 		}
@@ -54,10 +62,10 @@ func (s Stamp) MarshalText() ([]byte, error) {
 // UnmarshalText reads what MarshalText wrote.
 func (s *Stamp) UnmarshalText(b []byte) error {
 	parts := strings.Split(string(b), ":")
-	if len(parts) != 6 {
-		return fmt.Errorf("packs: stamp %q: want six numbers", b)
+	if len(parts) != 7 {
+		return fmt.Errorf("packs: stamp %q: want seven numbers", b)
 	}
-	var n [6]int64
+	var n [7]int64
 	for i, p := range parts {
 		v, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
@@ -65,20 +73,19 @@ func (s *Stamp) UnmarshalText(b []byte) error {
 		}
 		n[i] = v
 	}
-	*s = Stamp{dev: uint64(n[0]), ino: uint64(n[1]), mode: fs.FileMode(n[2]), size: n[3], mtime: time.Unix(0, n[4]), ctime: time.Unix(0, n[5])}
+	*s = Stamp{dev: uint64(n[0]), ino: uint64(n[1]), mode: fs.FileMode(n[2]), size: n[3]}
+	if n[6] == 1 {
+		s.mtime, s.ctime, s.full = time.Unix(0, n[4]), time.Unix(0, n[5]), true
+	}
 	return nil
-}
-
-// same reports whether two stamps describe the same file state.
-func (s Stamp) same(o Stamp) bool {
-	return s.dev == o.dev && s.ino == o.ino && s.mode == o.mode && s.size == o.size && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime)
 }
 
 // settledBefore reports whether the file's last change is at least a tick
 // before t: a later change of the file then changes its stamp, however
-// coarse the file system's clock (see racy).
+// coarse the file system's clock (see racy). A stamp without a change time
+// is never settled.
 func (s Stamp) settledBefore(t time.Time) bool {
-	return t.Sub(s.mtime) >= stampTick && t.Sub(s.ctime) >= stampTick
+	return s.full && t.Sub(s.mtime) >= stampTick && t.Sub(s.ctime) >= stampTick
 }
 
 // Content is what a pack folder held when it was read: its integrity
@@ -122,7 +129,7 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 	if cached != nil && len(cached.stamps) == len(entries) {
 		same := true
 		for _, e := range entries {
-			if s, ok := cached.stamps[e.rel]; !ok || s != e.stamp {
+			if s, ok := cached.stamps[e.rel]; !ok || !s.Same(e.stamp) {
 				same = false
 				break
 			}

@@ -228,7 +228,7 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 		stamp = StampOf(fi)
 		h.mu.Lock()
 		e, ok := h.entries[name]
-		if ok && h.entriesOf.same(stamp) {
+		if ok && h.entriesOf.Same(stamp) {
 			h.mu.Unlock()
 			e.Capabilities = maps.Clone(e.Capabilities) // the caller's to change
 			return e, nil
@@ -250,10 +250,10 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
-	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi).same(stamp) && !h.racy(stamp) {
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi).Same(stamp) && !h.racy(stamp) {
 		// packs.lock did not change while it was read: remember the entry.
 		h.mu.Lock()
-		if !h.entriesOf.same(stamp) {
+		if !h.entriesOf.Same(stamp) {
 			h.entriesOf, h.entries = stamp, map[string]LockEntry{}
 		}
 		h.entries[name] = e
@@ -422,7 +422,7 @@ func sameStamps(stamps map[string]Stamp, entries []digestEntry) bool {
 		return false
 	}
 	for _, de := range entries {
-		if s, ok := stamps[de.rel]; !ok || !s.same(de.stamp) {
+		if s, ok := stamps[de.rel]; !ok || !s.Same(de.stamp) {
 			return false
 		}
 	}

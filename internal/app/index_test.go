@@ -68,6 +68,7 @@ func TestPacksFindTamperingThroughTheIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			copy(data[len(data)-5:], "Evil\n")
+			time.Sleep(10 * time.Millisecond) // file times advance in kernel ticks (≤ 4 ms): let one pass, as TestStampSame does
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
