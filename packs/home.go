@@ -133,8 +133,8 @@ type Index interface {
 // tree; Each then compares Digest with the lock entry without reading a
 // file.
 type FolderCheck struct {
-	Digest string           `json:"digest"`
-	Stamps map[string]Stamp `json:"stamps"`
+	Digest string
+	Stamps map[string]Stamp
 }
 
 // SetIndex makes h consult ix (see Index); nil stops it.
