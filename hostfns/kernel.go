@@ -71,24 +71,26 @@ var errNoKernel = errors.New("hostfns: no Extism kernel in context")
 func kernelFunctions() []extism.HostFunction {
 	fns := make([]extism.HostFunction, len(kernelFuncs))
 	for i, k := range kernelFuncs {
-		fns[i] = fn(KernelNamespace, k.name, forwardToKernel(i), k.params, k.results...)
+		fns[i] = fn(KernelNamespace, k.name, kernelForwarder(i).call, k.params, k.results...)
 	}
 	return fns
 }
 
-// forwardToKernel calls kernel function i of the calling plugin's kernel:
-// the module go-sdk's CallWithContext put in the context, the one its own
-// extism:host/env would call.
-func forwardToKernel(i int) extism.HostFunctionStackCallback {
-	return func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
-		kernel, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
-		if !ok || kernel == nil {
-			panic(errNoKernel)
-		}
-		c, _ := CallFrom(ctx)
-		if err := c.kernelFunc(kernel, i).CallWithStack(ctx, stack); err != nil {
-			panic(err)
-		}
+// kernelForwarder is the index of a kernel function in kernelFuncs.
+type kernelForwarder int
+
+// call calls kernel function k of the calling plugin's kernel: the module
+// go-sdk's CallWithContext put in the context, the one its own
+// extism:host/env would call. Like every host function it runs only
+// inside a guest call.
+func (k kernelForwarder) call(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	kernel, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
+	if !ok || kernel == nil {
+		panic(errNoKernel)
+	}
+	c, _ := CallFrom(ctx)
+	if err := c.kernelFunc(kernel, int(k)).CallWithStack(ctx, stack); err != nil {
+		panic(err)
 	}
 }
 

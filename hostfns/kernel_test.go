@@ -108,7 +108,7 @@ func TestKernelForwarders(t *testing.T) {
 // A kernel function outside a go-sdk call (no kernel in the context)
 // traps instead of reaching some other kernel.
 func TestKernelForwarderWithoutKernel(t *testing.T) {
-	f := forwardToKernel(0)
+	f := kernelForwarder(0).call
 	defer func() {
 		if r := recover(); r != errNoKernel {
 			t.Fatalf("recovered %v, want %v", r, errNoKernel)
