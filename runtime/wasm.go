@@ -55,12 +55,12 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, content *packs.Co
 	begin := time.Now()
 	in, pl, err := r.take(ctx, key, s, inv, log)
 	if pl != nil {
-		defer pl.refill()
+		defer inv.after(pl.refill)
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	defer r.retire(ctx, in)
+	defer inv.after(func() { r.retire(context.WithoutCancel(ctx), in) })
 	var res Result
 	if in.plugin != nil {
 		res, err = in.callPlugin(ctx, inv, input, lim)
