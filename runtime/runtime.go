@@ -264,8 +264,7 @@ type Invocation struct {
 // the background), and the end of the call for Close. Neither is on the
 // call's path, but started as the guest returns they share the CPU with
 // the record's commit and the answer, which wait for it (on two cores, a
-// tenth to a sixth of the MCP round trip's median;
-// BenchmarkMCPToolsCallStdio).
+// third of the MCP round trip's median; BenchmarkMCPToolsCallStdio).
 type later struct{ fns []func() }
 
 // after runs f once inv is over: now, or once its record is written.
