@@ -168,12 +168,8 @@ type Outcome struct {
 
 // Call runs one call through the pipeline. The audit record is written
 // before Call returns, whatever the outcome, even when ctx was cancelled;
-// Call returns an error only when it could not be written. What the call
-// leaves to do in the background (its instance retired, its pool refilled)
-// starts once the record is written (see later).
+// Call returns an error only when it could not be written.
 func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
-	var after later
-	defer after.run()
 	o := Outcome{Invocation: req.Invocation, Started: time.Now()}
 	if o.Invocation == "" {
 		o.Invocation = newInvocationID()
@@ -183,7 +179,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 		args = json.RawMessage("{}")
 	}
 	rec := capability.CallRecord{Invocation: o.Invocation, Chat: req.Chat, Client: req.Client, Pack: req.Ref.Name, Arguments: args, Started: o.Started}
-	o.Output, o.Result, o.Err = p.call(ctx, req, args, &o, &rec, &after)
+	o.Output, o.Result, o.Err = p.call(ctx, req, args, &o, &rec)
 	o.Finished = time.Now()
 	o.Status = StatusOf(o.Err)
 	rec.Finished, rec.Status, rec.ExitCode, rec.Output, rec.Artifacts = o.Finished, o.Status, o.Result.ExitCode, o.Output, o.Artifacts
@@ -203,7 +199,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 }
 
 // call is the pipeline proper; Call wraps it with the audit record.
-func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord, after *later) (json.RawMessage, Result, error) {
+func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
 	// Validate once. Arguments that are not JSON are recorded as a JSON
 	// string, whoever refuses the call.
 	valid := json.Valid(args)
@@ -338,7 +334,7 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		// bytes it is about to compile.
 		res, err = p.rt.invoke(ctx, Invocation{
 			Pack: req.Pack, Tool: tool, Input: args, Grant: g, Approval: ap, ID: o.Invocation,
-			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: p.cfg.Audit, later: after,
+			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: p.cfg.Audit,
 		})
 		out = res.Output
 	} else {

@@ -253,35 +253,6 @@ type Invocation struct {
 	// /workspace in the guest, the working directory of a native command.
 	Workspace string
 	Recorder  capability.Recorder // receives every capability exercise
-
-	// later, when set, holds what the call leaves for after its record
-	// is written (Pipeline.Call); nil runs it as the call returns.
-	later *later
-}
-
-// later is what a call of the pipeline leaves for after its audit record
-// is written: retiring its used instance and refilling its pool (both in
-// the background), and the end of the call for Close. Neither is on the
-// call's path, but started as the guest returns they share the CPU with
-// the record's commit and the answer, which wait for it (on two cores, a
-// third of the MCP round trip's median; BenchmarkMCPToolsCallStdio).
-type later struct{ fns []func() }
-
-// after runs f once inv is over: now, or once its record is written.
-func (inv Invocation) after(f func()) {
-	if inv.later == nil {
-		f()
-		return
-	}
-	inv.later.fns = append(inv.later.fns, f)
-}
-
-// run runs what was left, in the order it was left.
-func (l *later) run() {
-	for _, f := range l.fns {
-		f()
-	}
-	l.fns = nil
 }
 
 // Result is what a call produced. On a tool error (ErrToolFailed) and on a
@@ -323,9 +294,7 @@ func (r *Runtime) invoke(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	r.calls.Add(1)
 	r.mu.Unlock()
-	// The call ends for Close only once what it left is done: a retirement
-	// started after Close's wait would outlive the runtime.
-	defer inv.after(r.calls.Done)
+	defer r.calls.Done()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer context.AfterFunc(r.ctx, func() { cancel(ErrClosed) })()

@@ -55,12 +55,12 @@ func (r *Runtime) runWasm(ctx context.Context, inv Invocation, content *packs.Co
 	begin := time.Now()
 	in, pl, err := r.take(ctx, key, s, inv, log)
 	if pl != nil {
-		defer inv.after(pl.refill)
+		defer pl.refill()
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	defer inv.after(func() { r.retire(context.WithoutCancel(ctx), in) })
+	defer r.retire(ctx, in)
 	var res Result
 	if in.plugin != nil {
 		res, err = in.callPlugin(ctx, inv, input, lim)
