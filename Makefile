@@ -71,8 +71,9 @@ fuzz:
 		done; \
 	done
 
-## lint: gofmt and go vet must be silent
+## lint: gofmt and go vet must be silent, and packs must build for macOS
 lint:
 	unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./...

@@ -31,7 +31,7 @@ func call(inv, chat, pack, tool string) capability.Pending {
 
 func TestGateDecide(t *testing.T) {
 	ctx := context.Background()
-	pol := mustPolicy(t, "[approval]\nauto_approve = [\"open_docs\", \"json-tools__*\"]\nnever_approve = [\"exec_best_effort\", \"web-fetch__fetch\"]\n")
+	pol := mustPolicy(t, "[approval]\nauto_approve = [\"open_docs\", \"json-tools__*\"]\nnever_approve = [\"exec_best_effort\", \"web-reader__fetch\"]\n")
 	strict := mustPolicy(t, "[approval]\nauto_approve = [\"read_file\"]\nunlisted = \"deny\"\n")
 	base := func(inv, tool string) capability.Pending {
 		return capability.Pending{Invocation: inv, Chat: "c1", Pack: "json-tools", Tool: tool, BaseTool: true}
@@ -70,7 +70,7 @@ func TestGateDecide(t *testing.T) {
 		{name: "policy vetoes before the person", approvers: func(p *person) []capability.Approver { return []capability.Approver{p, pol.Approver()} },
 			person: capability.RunOnce, pending: base("i1", "exec_best_effort"), wantErr: capability.ErrRejected},
 		{name: "policy vetoes a pack tool", approvers: func(p *person) []capability.Approver { return []capability.Approver{pol.Approver(), p} },
-			person: capability.RunOnce, pending: call("i1", "", "web-fetch", "fetch"), wantErr: capability.ErrRejected},
+			person: capability.RunOnce, pending: call("i1", "", "web-reader", "fetch"), wantErr: capability.ErrRejected},
 		{name: "policy alone defers: deny", approvers: func(*person) []capability.Approver { return []capability.Approver{pol.Approver()} },
 			pending: call("i1", "", "text-kit", "slug"), wantErr: capability.ErrNoApprover},
 		{name: "strict policy denies unlisted", approvers: func(p *person) []capability.Approver { return []capability.Approver{strict.Approver(), p} },
@@ -122,7 +122,7 @@ func TestGateDecide(t *testing.T) {
 func TestGateRemembersPerChat(t *testing.T) {
 	ctx := context.Background()
 	p := &person{verdict: capability.AllowChat}
-	pol := mustPolicy(t, "[approval]\nnever_approve = [\"web-fetch__fetch\"]\n")
+	pol := mustPolicy(t, "[approval]\nnever_approve = [\"web-reader__fetch\"]\n")
 	mem := capability.NewChatMemory()
 	g := capability.NewGate(pol.Approver(), p).WithMemory(mem)
 
@@ -147,10 +147,10 @@ func TestGateRemembersPerChat(t *testing.T) {
 		t.Errorf("a call outside a chat must ask: asked %d, %v", p.asked.Load(), err)
 	}
 	// A class allowed for the chat before the policy vetoed it stays vetoed.
-	if err := mem.Remember(ctx, "chat-1", "web-fetch__fetch", "terminal"); err != nil {
+	if err := mem.Remember(ctx, "chat-1", "web-reader__fetch", "terminal"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Decide(ctx, call("i6", "chat-1", "web-fetch", "fetch")); !errors.Is(err, capability.ErrRejected) {
+	if _, err := g.Decide(ctx, call("i6", "chat-1", "web-reader", "fetch")); !errors.Is(err, capability.ErrRejected) {
 		t.Errorf("remembered class vetoed by policy: %v, want ErrRejected", err)
 	}
 }

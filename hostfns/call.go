@@ -20,6 +20,8 @@
 //	                        (ConfigNamespace), progress (ProgressNamespace)
 //	ask_person              ask (AskNamespace): always linked, it checks the
 //	                        grant at each question and answers "denied"
+//	(no capability)         the Extism kernel's functions (KernelNamespace),
+//	                        forwarded to the instance's own kernel
 //
 // A guest whose grant lacks a group does not get a function that refuses: it
 // gets no function at all, and Require turns the missing import into a denial
@@ -32,6 +34,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/packs-run/packs/capability"
 )
@@ -99,6 +103,11 @@ type Call struct {
 	progressed   int
 	lastProgress float64
 	asked        int // questions put to the person so far (ask.go)
+
+	// the functions of the instance's Extism kernel looked up so far
+	// (kernel.go)
+	kernel    api.Module
+	kernelFns []api.Function
 }
 
 type callKey struct{}

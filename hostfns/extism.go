@@ -24,8 +24,8 @@ const (
 // secrets_access adds secret_get (SecretsNamespace), which Require serves
 // only to a grant that reveals; the log functions (LogNamespace),
 // config_get (ConfigNamespace), progress (ProgressNamespace) and ask
-// (AskNamespace, which checks ask_person at each question) are always
-// there. Other names in groups add nothing. Per-call state comes from
+// (AskNamespace, which checks ask_person at each question) and the kernel
+// forwarders (KernelNamespace) are always there. Other names in groups add nothing. Per-call state comes from
 // the context (WithCall), so one set serves every instance; the set owns one
 // http.Client that keeps no idle connections.
 func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
@@ -40,6 +40,7 @@ func ExtismFunctions(groups []capability.Name) []extism.HostFunction {
 		fn(ProgressNamespace, "progress", progressHost, ptr),
 		fn(AskNamespace, "ask", askHost, ptr, extism.ValueTypePTR),
 	}
+	fns = append(fns, kernelFunctions()...)
 	seen := map[capability.Name]bool{}
 	for _, g := range groups {
 		if seen[g] {

@@ -17,6 +17,10 @@ func TestExtismFunctions(t *testing.T) {
 		LogNamespace + ".log_warn", LogNamespace + ".log_error", LogNamespace + ".get_log_level",
 		ConfigNamespace + ".config_get", ProgressNamespace + ".progress", AskNamespace + ".ask",
 	}
+	for _, k := range []string{"alloc", "free", "load_u8", "input_load_u8", "store_u8", "input_set", "output_set", "input_length",
+		"input_offset", "output_length", "output_offset", "length", "length_unsafe", "reset", "error_set", "error_get", "memory_bytes"} {
+		always = append(always, KernelNamespace+"."+k)
+	}
 	network := []string{NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers", NetworkNamespace + ".http_truncated"}
 	exec := []string{ExecNamespace + ".exec"}
 	cases := []struct {

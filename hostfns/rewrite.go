@@ -15,8 +15,9 @@ const extismEnv = "extism:host/env"
 // namespaces, so our audited implementations serve them instead of
 // go-sdk's (http: http.DefaultClient, redirects to any host, a panic on a
 // bad glob, nothing recorded; log: a process-wide level that is off by
-// default; config: reads that nobody audits).
-var renamed = map[string]string{
+// default; config: reads that nobody audits), and the kernel functions that
+// go-sdk forwards to the plugin's kernel (KernelNamespace, kernel.go).
+var renamed = withKernel(map[string]string{
 	"http_request":     NetworkNamespace,
 	"http_status_code": NetworkNamespace,
 	"http_headers":     NetworkNamespace,
@@ -27,12 +28,12 @@ var renamed = map[string]string{
 	"log_error":        LogNamespace,
 	"get_log_level":    LogNamespace,
 	"config_get":       ConfigNamespace,
-}
+})
 
 // RewriteImports renames the Extism http_*, log_* and config_get imports
 // (module "extism:host/env") to NetworkNamespace, LogNamespace and
 // ConfigNamespace, so our audited, grant-checked implementations serve
-// them. Only the import section is re-encoded; every other byte is copied.
+// them, and the kernel functions go-sdk forwards to KernelNamespace. Only the import section is re-encoded; every other byte is copied.
 // A module with nothing to rename comes back as the same slice. It returns
 // an error wrapping ErrBadModule (and wasmbin.ErrMalformed) when the binary
 // does not parse (wasmbin.Parse), which includes a section that declares

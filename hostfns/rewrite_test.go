@@ -56,7 +56,7 @@ func TestRewriteImports(t *testing.T) {
 	}
 	want := []string{
 		NetworkNamespace + ".http_request", NetworkNamespace + ".http_status_code", NetworkNamespace + ".http_headers",
-		"extism:host/env.alloc", LogNamespace + ".log_info", LogNamespace + ".get_log_level",
+		KernelNamespace + ".alloc", LogNamespace + ".log_info", LogNamespace + ".get_log_level",
 		ConfigNamespace + ".config_get", ExecNamespace + ".exec",
 	}
 	if !slices.Equal(got, want) {

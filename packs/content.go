@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -22,17 +21,21 @@ type Stamp struct {
 	mode         fs.FileMode
 	size         int64
 	mtime, ctime time.Time
+	full         bool // the stat had an inode and a change time
 }
 
 // StampOf returns the stamp of a file from its (l)stat.
 func StampOf(fi fs.FileInfo) Stamp {
 	s := Stamp{mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino = uint64(st.Dev), st.Ino
-		s.ctime = time.Unix(st.Ctim.Unix())
-	}
+	s.dev, s.ino, s.ctime, s.full = statIDs(fi)
 	return s
 }
+
+// Same reports whether two stamps say the file is unchanged. A stamp
+// without an inode and a change time (a platform whose stat has none) is
+// never the same as another: a size and a modification time alone can be
+// set back, so the file is read again.
+func (s Stamp) Same(o Stamp) bool { return s.full && s == o }
 
 // Content is what a pack folder held when it was read: its integrity
 // (Digest's) and the hex SHA-256 of each regular file, by slash-separated
@@ -75,7 +78,7 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 	if cached != nil && len(cached.stamps) == len(entries) {
 		same := true
 		for _, e := range entries {
-			if s, ok := cached.stamps[e.rel]; !ok || s != e.stamp {
+			if s, ok := cached.stamps[e.rel]; !ok || !s.Same(e.stamp) {
 				same = false
 				break
 			}

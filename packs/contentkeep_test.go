@@ -1,6 +1,8 @@
 package packs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,8 +51,12 @@ func TestContentCacheKeepModules(t *testing.T) {
 			if !ok {
 				return
 			}
-			if string(data) != module || sha != content.Files[tt.rel] || stamp != StampOf(fi) {
-				t.Errorf("got %q %s %v, want the module, %s, its stamp", data, sha, stamp, content.Files[tt.rel])
+			sum := sha256.Sum256([]byte(module))
+			if want := hex.EncodeToString(sum[:]); string(data) != module || sha != want || content.Files[tt.rel] != want || stamp != StampOf(fi) {
+				t.Errorf("got %q %s (Files: %s) %v, want the module, %s, its stamp", data, sha, content.Files[tt.rel], stamp, want)
+			}
+			if want, err := Digest(dir); err != nil || content.Digest != want {
+				t.Errorf("digest %s, want %s (%v): keeping modules must not change it", content.Digest, want, err)
 			}
 			if _, _, _, again := c.TakeModule(dir, tt.rel); again {
 				t.Error("the bytes were handed out twice")

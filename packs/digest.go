@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DigestPrefix starts every integrity string: "sha256:" and 64 hex digits.
@@ -100,6 +101,15 @@ func digestEntries(dir string) ([]digestEntry, error) {
 // kept is not nil, it also stores there the bytes of each WebAssembly
 // module (a ".wasm" file) as it hashed them.
 func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]string, kept map[string][]byte) error {
+	// A kept module's own hash runs on its own goroutine, beside the pack's
+	// hash of the same bytes: both are needed (the pack's digest is one
+	// stream, the runtime keys a module by its own SHA-256), and on two cores
+	// the second pass then costs no wall time.
+	var (
+		wg      sync.WaitGroup
+		modules []*keptSum
+	)
+	defer wg.Wait()
 	var head []byte
 	for _, e := range entries {
 		head = append(head[:0], e.rel...)
@@ -124,21 +134,35 @@ func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]s
 			}
 			continue
 		}
-		fh := sha256.New()
 		if kept != nil && strings.HasSuffix(e.rel, ".wasm") {
 			data, err := readFileSize(e.path, e.size)
 			if err != nil {
 				return err
 			}
+			m := &keptSum{rel: e.rel}
+			wg.Go(func() { m.sum = sha256.Sum256(data) })
+			modules = append(modules, m)
 			h.Write(data)
-			fh.Write(data)
 			kept[e.rel] = data
-		} else if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
+			continue
+		}
+		fh := sha256.New()
+		if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
 			return err
 		}
 		files[e.rel] = hex.EncodeToString(fh.Sum(nil))
 	}
+	wg.Wait()
+	for _, m := range modules {
+		files[m.rel] = hex.EncodeToString(m.sum[:])
+	}
 	return nil
+}
+
+// keptSum is a kept module's SHA-256, computed beside the pack's digest.
+type keptSum struct {
+	rel string
+	sum [sha256.Size]byte
 }
 
 // hashFile writes exactly size bytes of the file at p to h, and fails if the

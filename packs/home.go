@@ -165,7 +165,7 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 		stamp = StampOf(fi)
 		h.mu.Lock()
 		e, ok := h.entries[name]
-		if ok && h.entriesOf == stamp {
+		if ok && h.entriesOf.Same(stamp) {
 			h.mu.Unlock()
 			e.Capabilities = maps.Clone(e.Capabilities) // the caller's to change
 			return e, nil
@@ -179,10 +179,10 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
-	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi) == stamp && !racy(stamp) {
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi).Same(stamp) && !racy(stamp) {
 		// packs.lock did not change while it was read: remember the entry.
 		h.mu.Lock()
-		if h.entriesOf != stamp {
+		if !h.entriesOf.Same(stamp) {
 			h.entriesOf, h.entries = stamp, map[string]LockEntry{}
 		}
 		h.entries[name] = e

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -23,15 +21,12 @@ import (
 	"github.com/packs-run/packs/packs"
 )
 
-// fileStamp identifies what a module file held when it was hashed: a
-// change of content changes the size, mtime or ctime (ctime cannot be set
-// back), a replacement changes the inode. It spares a warm call from
-// re-reading and re-hashing megabytes.
+// fileStamp is what a module file held when it was hashed (packs.Stamp)
+// and its sha256: it spares a warm call from re-reading and re-hashing
+// megabytes.
 type fileStamp struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime time.Time
-	sha          string
+	stamp packs.Stamp
+	sha   string
 }
 
 // moduleKey names one prepared module: its bytes' hash and the ABI it is
@@ -173,19 +168,12 @@ func (r *Runtime) readModule(p *packs.Pack, path string) ([]byte, string, error)
 	if err != nil {
 		return nil, "", err
 	}
-	stamp := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		stamp.dev, stamp.ino = uint64(st.Dev), st.Ino
-		stamp.ctime = time.Unix(st.Ctim.Unix())
-	}
+	stamp := packs.StampOf(fi)
 	r.mu.Lock()
 	old, ok := r.files[path]
 	r.mu.Unlock()
-	if ok && old.sha != "" {
-		stamp.sha = old.sha
-		if old == stamp {
-			return nil, old.sha, nil
-		}
+	if ok && old.stamp.Same(stamp) {
+		return nil, old.sha, nil
 	}
 	raw, sha, kept := r.keptModule(p, path, fi)
 	if !kept {
@@ -195,15 +183,14 @@ func (r *Runtime) readModule(p *packs.Pack, path string) ([]byte, string, error)
 		sum := sha256.Sum256(raw)
 		sha = hex.EncodeToString(sum[:])
 	}
-	stamp.sha = sha
-	if int64(len(raw)) != stamp.size {
+	if int64(len(raw)) != fi.Size() {
 		// It changed while we read it: hash what we read, remember nothing.
-		return raw, stamp.sha, nil
+		return raw, sha, nil
 	}
 	r.mu.Lock()
-	r.files[path] = stamp
+	r.files[path] = fileStamp{stamp: stamp, sha: sha}
 	r.mu.Unlock()
-	return raw, stamp.sha, nil
+	return raw, sha, nil
 }
 
 // keptModule returns the bytes and sha256 of the module at path as p's

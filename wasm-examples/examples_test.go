@@ -17,12 +17,13 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
 // The packs, by folder. Each tool's module is bin/<file>.wasm in the pack.
-var allPacks = []string{"json-tools", "csv-stats", "text-kit", "web-fetch", "incident-triage"}
+var allPacks = []string{"json-tools", "csv-stats", "text-kit", "web-reader", "incident-triage"}
 
 // rt is one runtime for every test, as a process has one: compiled modules
 // are shared through its cache.
@@ -202,6 +203,33 @@ func TestPacksValidateClean(t *testing.T) {
 	}
 }
 
+// TestNoExampleNamedLikeABuiltin: a pack installed under a built-in's name
+// replaces the built-in, which then stays out (docs/builtins.md), so an
+// example named like one would take the built-in's place in `make run` and
+// in `packs add wasm-examples/NAME`. An example's name is its folder's, which
+// its SKILL.md name must equal (Validate's name-mismatch); this needs no
+// built modules, so it runs in a fresh clone too.
+func TestNoExampleNamedLikeABuiltin(t *testing.T) {
+	entries, err := filepath.Glob(filepath.Join("*", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < len(allPacks) {
+		t.Fatalf("found %d example packs (%v), want at least %d", len(entries), entries, len(allPacks))
+	}
+	for _, entry := range entries {
+		dir := filepath.Dir(entry)
+		for _, f := range packs.Validate(dir, packs.LoadOptions{}) {
+			if f.Rule == "name-mismatch" || f.Rule == "name-missing" {
+				t.Error(f)
+			}
+		}
+		if slices.Contains(builtin.Names(), dir) {
+			t.Errorf("example %s has the name of a built-in pack (%s): installing it would replace the built-in; rename the example", dir, builtin.Source(dir))
+		}
+	}
+}
+
 func TestPrecompile(t *testing.T) {
 	for _, dir := range allPacks {
 		t.Run(dir, func(t *testing.T) {
@@ -374,7 +402,7 @@ func localCopy(t *testing.T, dir, manifest string) *packs.Pack {
 	return p
 }
 
-func TestWebFetch(t *testing.T) {
+func TestWebReader(t *testing.T) {
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -393,7 +421,7 @@ func TestWebFetch(t *testing.T) {
 	defer srv.Close()
 	// The stock pack asks for documentation sites; this copy asks for the
 	// loopback test server, which is what the person grants.
-	p := localCopy(t, "web-fetch", "[skill]\nid = \"examples.web-fetch\"\nversion = \"0.1.0\"\n\n[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n")
+	p := localCopy(t, "web-reader", "[skill]\nid = \"examples.web-reader\"\nversion = \"0.1.0\"\n\n[capabilities]\nnetwork = [\"127.0.0.1:*\"]\n")
 	net := []capability.Name{capability.Network}
 
 	res, rec, err := call{pack: p, tool: "fetch", input: fmt.Sprintf(`{"url": %q}`, srv.URL+"/docs"), grants: net}.run(t)

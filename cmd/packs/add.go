@@ -74,7 +74,7 @@ Compiling the pack's WebAssembly modules is reported on stderr as it goes.
 --json prints one JSON object on stdout, and what the pack asks for goes to
 stderr instead:
 
-  {"name": "web-fetch", "version": "0.1.0", "source": "file:///...",
+  {"name": "web-reader", "version": "0.1.0", "source": "file:///...",
    "integrity": "sha256:...", "tools": ["fetch", "html_to_markdown"],
    "requested": [{"capability": "network", "resources": ["docs.rs", ...],
                   "granted": true, "granted_resources": []}],
@@ -267,7 +267,7 @@ type addResult struct {
 }
 
 // compileHook is packs add's App.Installed hook: precompileHook's work, one
-// module at a time, with progress on w. Compiling a large module (web-fetch,
+// module at a time, with progress on w. Compiling a large module (web-reader,
 // a Go guest) takes seconds.
 func compileHook(a *app.App, w io.Writer) func(context.Context, packs.LockEntry) error {
 	return func(ctx context.Context, e packs.LockEntry) error {

@@ -50,7 +50,7 @@ call with its decision are printed, and --yes approves this turn's calls.
 With --json as well, stdout is one JSON object instead:
 
   {"chat": "chat_...", "reply": "the model's text", "steps": 3,
-   "calls": [{"name": "web-fetch__fetch", "pack": "web-fetch",
+   "calls": [{"name": "web-reader__fetch", "pack": "web-reader",
               "arguments": {...}, "approved": true, "approver": "--yes",
               "remembered": false, "reason": "", "result": {...},
               "is_error": false, "error_kind": "", "artifacts": [],

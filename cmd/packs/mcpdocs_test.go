@@ -33,7 +33,7 @@ func TestDocsMCPConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("make", "-s", "-C", filepath.Dir(jsonTools), "json-tools/bin/json-tools.wasm").CombinedOutput(); err != nil {
+	if out, err := exec.Command("make", "-s", "-C", filepath.Dir(jsonTools), "json-tools/bin/json-tools.wasm", "json-tools/bin/json-schema.wasm").CombinedOutput(); err != nil {
 		t.Fatalf("building the json-tools example: %v\n%s", err, out)
 	}
 	home := t.TempDir()

@@ -15,7 +15,7 @@ func (c *cli) removeCommand() *cobra.Command {
 atomically: an interrupted remove leaves the pack either installed or gone.
 Its grants go with it.
 
---json prints one JSON object: {"name": "web-fetch", "version": "0.1.0"}.`,
+--json prints one JSON object: {"name": "web-reader", "version": "0.1.0"}.`,
 		Args: nargs(1, 1, "one pack NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.open(cmd.Context())

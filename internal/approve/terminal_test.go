@@ -16,7 +16,7 @@ import (
 
 func pending(chat string) capability.Pending {
 	return capability.Pending{
-		Invocation: "inv-1", Chat: chat, Pack: "web-fetch", Tool: "fetch",
+		Invocation: "inv-1", Chat: chat, Pack: "web-reader", Tool: "fetch",
 		Arguments:    json.RawMessage(`{"url":"https://api.example.com/x"}`),
 		Capabilities: []capability.Name{capability.Network}, Touches: []string{"api.example.com"},
 	}
@@ -67,7 +67,7 @@ func TestTerminalCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"web-fetch__fetch", "[inv-1]", "may use:   network", "touches:   api.example.com", "more bytes)", "[a]lways in this chat"} {
+	for _, want := range []string{"web-reader__fetch", "[inv-1]", "may use:   network", "touches:   api.example.com", "more bytes)", "[a]lways in this chat"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("card lacks %q:\n%s", want, s)
 		}

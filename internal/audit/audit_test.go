@@ -79,14 +79,14 @@ func TestRecordAndRead(t *testing.T) {
 	}
 	start := time.Now().Add(-50 * time.Millisecond)
 	inv := audit.Invocation{
-		ID: "inv-1", Chat: "c1", Pack: "web-fetch", Tool: "fetch",
+		ID: "inv-1", Chat: "c1", Pack: "web-reader", Tool: "fetch",
 		Arguments: json.RawMessage(`{"url":"https://api.example.com","headers":{"Authorization":"Bearer abcdefgh"},"api_key":"k-123456","note":"` + strings.Repeat("x", 1000) + `"}`),
 		Output:    []byte(`{"ok":true}`),
 		Started:   start, Finished: start.Add(42 * time.Millisecond), ExitCode: 0, Status: audit.StatusOK,
 		Artifacts: []audit.Artifact{{Path: "out/page.md", MIME: "text/markdown", Size: 1234}},
 	}
 	p := &approver{v: capability.AllowChat}
-	a, err := capability.NewGate(p).Decide(ctx, capability.Pending{Invocation: "inv-1", Chat: "c1", Pack: "web-fetch", Tool: "fetch"})
+	a, err := capability.NewGate(p).Decide(ctx, capability.Pending{Invocation: "inv-1", Chat: "c1", Pack: "web-reader", Tool: "fetch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestRecordAndRead(t *testing.T) {
 		t.Error("rows are not chained")
 	}
 	e := got[1]
-	if e.Pack != "web-fetch" || e.Tool != "fetch" || e.Invocation != "inv-1" || !e.At.Equal(inv.Finished.UTC().Truncate(time.Nanosecond)) {
+	if e.Pack != "web-reader" || e.Tool != "fetch" || e.Invocation != "inv-1" || !e.At.Equal(inv.Finished.UTC().Truncate(time.Nanosecond)) {
 		t.Errorf("invocation row = %+v", e)
 	}
 	var body map[string]any

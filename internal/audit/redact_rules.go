@@ -1,7 +1,6 @@
 package audit
 
 import (
-	_ "embed"
 	"fmt"
 	"math"
 	"regexp"
@@ -9,15 +8,15 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/pelletier/go-toml/v2"
 )
 
-// gitleaksTOML is gitleaks' maintained rule set (gitleaks/README.md says
-// which version, and how to update it). Only its data is used.
+// gitleaksRules (gitleaks_rules.go) is gitleaks' maintained rule set,
+// gitleaks/gitleaks.toml (gitleaks/README.md says which version, and how to
+// update it), written as a Go value by go generate: parsing the TOML cost
+// every packs run that audits a call about a millisecond. Only its data is
+// used.
 //
-//go:embed gitleaks/gitleaks.toml
-var gitleaksTOML []byte
+//go:generate go run ./gen
 
 // The parts of a gitleaks config that apply to a string with no file path.
 type (
@@ -60,10 +59,29 @@ var packsRules = []glRule{
 		Regex: `-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.)*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)`},
 }
 
-// rule is one compiled secret shape.
+// pattern is a regular expression compiled on its first use. A call's
+// audit row holds a few of the rules' keywords, and compiling all ~230
+// patterns up front was a quarter of a cold packs run (12 ms).
+type pattern func() (*regexp.Regexp, error)
+
+func newPattern(src string) pattern {
+	return sync.OnceValues(func() (*regexp.Regexp, error) { return regexp.Compile(src) })
+}
+
+// re is the compiled pattern. The patterns are embedded and every one is
+// compiled by a test, so one that does not compile is a broken build.
+func (p pattern) re() *regexp.Regexp {
+	re, err := p()
+	if err != nil {
+		panic(fmt.Errorf("audit: redaction rule: %w", err))
+	}
+	return re
+}
+
+// rule is one secret shape.
 type rule struct {
 	id      string
-	re      *regexp.Regexp
+	pattern pattern
 	group   int     // the capture group holding the secret; 0: the first non-empty one, else the whole match
 	entropy float64 // the least Shannon entropy, in bits per byte, of a secret
 	allow   []allowlist
@@ -73,7 +91,7 @@ type rule struct {
 // allowlist says when a match is not a secret after all.
 type allowlist struct {
 	target    string // what the regexes test: "secret" (default), "match" or "line"
-	regexes   []*regexp.Regexp
+	regexes   []pattern
 	stopwords []string // lower case; a secret containing one is not a secret
 	and       bool     // both the regexes and the stopwords must say so
 }
@@ -86,7 +104,7 @@ func (a allowlist) allows(secret, match, line string) bool {
 	case "line":
 		s = line
 	}
-	re := slices.ContainsFunc(a.regexes, func(r *regexp.Regexp) bool { return r.MatchString(s) })
+	re := slices.ContainsFunc(a.regexes, func(p pattern) bool { return p.re().MatchString(s) })
 	ls := strings.ToLower(secret)
 	stop := slices.ContainsFunc(a.stopwords, func(w string) bool { return strings.Contains(ls, w) })
 	if a.and {
@@ -115,14 +133,9 @@ type keyword struct {
 var defaultRules = sync.OnceValues(loadRules)
 
 func loadRules() (*ruleSet, error) {
-	var cfg glConfig
-	if err := toml.Unmarshal(gitleaksTOML, &cfg); err != nil {
-		return nil, fmt.Errorf("audit: redaction rules: %w", err)
-	}
+	cfg := gitleaksRules
 	rs := &ruleSet{pairs: map[uint16][]keyword{}, minLen: math.MaxInt}
-	if a, ok, err := compileAllowlist(cfg.Allowlist); err != nil {
-		return nil, err
-	} else if ok {
+	if a, ok := readAllowlist(cfg.Allowlist); ok {
 		rs.global = append(rs.global, a)
 	}
 	words := map[string][]int{}
@@ -130,17 +143,9 @@ func loadRules() (*ruleSet, error) {
 		if gr.Regex == "" || gr.Path != "" {
 			continue // a rule about file names, which strings here do not have
 		}
-		re, err := regexp.Compile(gr.Regex)
-		if err != nil {
-			return nil, fmt.Errorf("audit: redaction rule %s: %w", gr.ID, err)
-		}
-		r := rule{id: gr.ID, re: re, group: gr.SecretGroup, entropy: gr.Entropy, named: gr.ID == "secret-assignment"}
+		r := rule{id: gr.ID, pattern: newPattern(gr.Regex), group: gr.SecretGroup, entropy: gr.Entropy, named: gr.ID == "secret-assignment"}
 		for _, ga := range gr.Allowlists {
-			a, ok, err := compileAllowlist(ga)
-			if err != nil {
-				return nil, fmt.Errorf("audit: redaction rule %s: %w", gr.ID, err)
-			}
-			if ok {
+			if a, ok := readAllowlist(ga); ok {
 				r.allow = append(r.allow, a)
 			}
 		}
@@ -166,24 +171,20 @@ func loadRules() (*ruleSet, error) {
 	return rs, nil
 }
 
-// compileAllowlist compiles a, reporting false for one that can never
-// apply here (it needs a file path to match).
-func compileAllowlist(ga glAllowlist) (allowlist, bool, error) {
+// readAllowlist reads a, reporting false for one that can never apply
+// here (it needs a file path to match).
+func readAllowlist(ga glAllowlist) (allowlist, bool) {
 	a := allowlist{target: ga.RegexTarget, and: strings.EqualFold(ga.Condition, "AND")}
 	if len(ga.Paths) > 0 && a.and {
-		return a, false, nil
+		return a, false
 	}
 	for _, s := range ga.Regexes {
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return a, false, err
-		}
-		a.regexes = append(a.regexes, re)
+		a.regexes = append(a.regexes, newPattern(s))
 	}
 	for _, w := range ga.Stopwords {
 		a.stopwords = append(a.stopwords, strings.ToLower(w))
 	}
-	return a, len(a.regexes)+len(a.stopwords) > 0, nil
+	return a, len(a.regexes)+len(a.stopwords) > 0
 }
 
 func isASCII(s string) bool {
@@ -244,7 +245,7 @@ func (rs *ruleSet) redact(s string) string {
 	var spans [][2]int
 	for _, i := range rs.candidates(s) {
 		r := &rs.rules[i]
-		for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range r.pattern.re().FindAllStringSubmatchIndex(s, -1) {
 			if sp, ok := rs.secret(r, s, m); ok {
 				spans = append(spans, sp)
 			}

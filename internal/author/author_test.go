@@ -189,16 +189,16 @@ func TestPackTestStubsCommands(t *testing.T) {
 	}
 }
 
-// TestPackTestFakesHTTP runs web-fetch's real module: a fake answer for a
+// TestPackTestFakesHTTP runs web-reader's real module: a fake answer for a
 // granted host comes back through http_request after the grant allowed the
 // URL and the address; a host the pack was not granted is denied and never
 // reaches the fake.
 func TestPackTestFakesHTTP(t *testing.T) {
-	src := filepath.Join("..", "..", "wasm-examples", "web-fetch")
-	if _, err := os.Stat(filepath.Join(src, "bin", "web-fetch.wasm")); err != nil {
-		t.Skip("web-fetch is not built (make examples)")
+	src := filepath.Join("..", "..", "wasm-examples", "web-reader")
+	if _, err := os.Stat(filepath.Join(src, "bin", "web-reader.wasm")); err != nil {
+		t.Skip("web-reader is not built (make examples)")
 	}
-	dir := filepath.Join(t.TempDir(), "web-fetch")
+	dir := filepath.Join(t.TempDir(), "web-reader")
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}

@@ -15,12 +15,3 @@ func call(tool func([]byte) ([]byte, error)) int32 {
 	pdk.Output(out)
 	return 0
 }
-
-//go:wasmexport query
-func queryExport() int32 { return call(query) }
-
-//go:wasmexport transform
-func transformExport() int32 { return call(transform) }
-
-//go:wasmexport validate_json
-func validateJSONExport() int32 { return call(validateJSON) }

@@ -1,8 +1,12 @@
+//go:build !noschema
+
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -11,6 +15,10 @@ import (
 	"golang.org/x/text/message"
 )
 
+// This file is left out of bin/json-tools.wasm (-tags noschema): the
+// library's package initializer compiles its metaschemas in every new
+// instance, so only validate_json's module, bin/json-schema.wasm, has it.
+//
 // The schema check is github.com/santhosh-tekuri/jsonschema (drafts 4, 6, 7,
 // 2019-09 and 2020-12, the draft picked by $schema, 2020-12 when it has
 // none). The pack only flattens the library's error tree into the failed
@@ -117,4 +125,47 @@ func plain(v any) any {
 		return out
 	}
 	return v
+}
+
+// validateJSON: {text|data, schema?} → {valid, syntax_error?, errors?}
+// An invalid document is a successful answer ("valid": false), not a tool error.
+func validateJSON(input []byte) ([]byte, error) {
+	a, err := parseArgs(input)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := document(a)
+	var se *SyntaxError
+	if errors.As(err, &se) {
+		syn := obj("line", json.Number(strconv.Itoa(se.Line)), "column", json.Number(strconv.Itoa(se.Column)), "message", se.Msg)
+		if se.Hint != "" {
+			syn.set("hint", se.Hint)
+		}
+		return appendJSON(nil, obj("valid", false, "syntax_error", syn)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := obj("valid", true)
+	schema, ok := a.get("schema")
+	if !ok {
+		return appendJSON(nil, out), nil
+	}
+	errs, err := validateSchema(schema, doc)
+	if err != nil {
+		return nil, toolError("%v", err)
+	}
+	if len(errs) > 0 {
+		out.set("valid", false)
+		list := make([]any, len(errs))
+		for i, e := range errs {
+			ptr := e.Pointer
+			if ptr == "" {
+				ptr = "/"
+			}
+			list[i] = obj("pointer", ptr, "keyword", e.Keyword, "message", e.Message)
+		}
+		out.set("errors", list)
+	}
+	return appendJSON(nil, out), nil
 }

@@ -1,3 +1,5 @@
+//go:build !noschema
+
 package main
 
 import (
@@ -115,5 +117,45 @@ func TestSchemaRemoteRefRefused(t *testing.T) {
 	_, err := validateSchema(mustParse(t, `{"$ref": "https://example.com/s.json"}`), mustParse(t, `{}`))
 	if err == nil || !strings.Contains(err.Error(), "outside the schema") {
 		t.Fatalf("error %v, want the remote $ref refused", err)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	tests := []struct{ name, args, want string }{
+		{"valid text", `{"text": "{\"a\": [1, 2]}"}`, `{"valid":true}`},
+		{"syntax error", `{"text": "{\n  \"a\": 1,\n}"}`,
+			`{"valid":false,"syntax_error":{"line":3,"column":1,"message":"unexpected '}', expected a double-quoted key","hint":"trailing comma: remove the comma before the closing bracket"}}`},
+		{"schema passes", `{"data": {"name": "x", "age": 3}, "schema": {"type": "object", "required": ["name"], "properties": {"age": {"type": "integer", "minimum": 0}}}}`,
+			`{"valid":true}`},
+		{"schema fails", `{"data": {"age": -1, "extra": true}, "schema": {"type": "object", "required": ["name"], "additionalProperties": false, "properties": {"age": {"type": "integer", "minimum": 0}}}}`,
+			`{"valid":false,"errors":[{"pointer":"/","keyword":"required","message":"missing property 'name'"},{"pointer":"/age","keyword":"minimum","message":"minimum: got -1, want 0"},{"pointer":"/","keyword":"additionalProperties","message":"additional properties 'extra' not allowed"}]}`},
+		{"2020-12 keywords", `{"data": {"a": 1}, "schema": {"dependentSchemas": {"a": {"required": ["b"]}}, "unevaluatedProperties": false, "properties": {"b": {}}}}`,
+			`{"valid":false,"errors":[{"pointer":"/","keyword":"required","message":"missing property 'b'"},{"pointer":"/a","keyword":"false","message":"false schema"}]}`},
+	}
+	for _, tt := range tests {
+		if got := run(t, validateJSON, tt.args); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestValidateJSONErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args string
+		want string // a fragment that says what to do
+	}{
+		{"broken schema regex", `{"data": "x", "schema": {"pattern": "("}}`, "is not valid regex"},
+		{"broken schema ref", `{"data": "x", "schema": {"$ref": "#/$defs/nope"}}`, "not found"},
+	}
+	for _, tt := range tests {
+		_, err := validateJSON([]byte(tt.args))
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "json-tools: ") || !strings.Contains(msg, tt.want) {
+			t.Errorf("%s: error %q, want prefix \"json-tools: \" and %q", tt.name, msg, tt.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -186,47 +185,4 @@ func transform(input []byte) ([]byte, error) {
 		return nil, toolError("%v", err)
 	}
 	return appendJSON(nil, obj("result", res)), nil
-}
-
-// validateJSON: {text|data, schema?} → {valid, syntax_error?, errors?}
-// An invalid document is a successful answer ("valid": false), not a tool error.
-func validateJSON(input []byte) ([]byte, error) {
-	a, err := parseArgs(input)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := document(a)
-	var se *SyntaxError
-	if errors.As(err, &se) {
-		syn := obj("line", json.Number(strconv.Itoa(se.Line)), "column", json.Number(strconv.Itoa(se.Column)), "message", se.Msg)
-		if se.Hint != "" {
-			syn.set("hint", se.Hint)
-		}
-		return appendJSON(nil, obj("valid", false, "syntax_error", syn)), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := obj("valid", true)
-	schema, ok := a.get("schema")
-	if !ok {
-		return appendJSON(nil, out), nil
-	}
-	errs, err := validateSchema(schema, doc)
-	if err != nil {
-		return nil, toolError("%v", err)
-	}
-	if len(errs) > 0 {
-		out.set("valid", false)
-		list := make([]any, len(errs))
-		for i, e := range errs {
-			ptr := e.Pointer
-			if ptr == "" {
-				ptr = "/"
-			}
-			list[i] = obj("pointer", ptr, "keyword", e.Keyword, "message", e.Message)
-		}
-		out.set("errors", list)
-	}
-	return appendJSON(nil, out), nil
 }

@@ -85,25 +85,6 @@ func TestTransformDoesNotAliasInput(t *testing.T) {
 	}
 }
 
-func TestValidateJSON(t *testing.T) {
-	tests := []struct{ name, args, want string }{
-		{"valid text", `{"text": "{\"a\": [1, 2]}"}`, `{"valid":true}`},
-		{"syntax error", `{"text": "{\n  \"a\": 1,\n}"}`,
-			`{"valid":false,"syntax_error":{"line":3,"column":1,"message":"unexpected '}', expected a double-quoted key","hint":"trailing comma: remove the comma before the closing bracket"}}`},
-		{"schema passes", `{"data": {"name": "x", "age": 3}, "schema": {"type": "object", "required": ["name"], "properties": {"age": {"type": "integer", "minimum": 0}}}}`,
-			`{"valid":true}`},
-		{"schema fails", `{"data": {"age": -1, "extra": true}, "schema": {"type": "object", "required": ["name"], "additionalProperties": false, "properties": {"age": {"type": "integer", "minimum": 0}}}}`,
-			`{"valid":false,"errors":[{"pointer":"/","keyword":"required","message":"missing property 'name'"},{"pointer":"/age","keyword":"minimum","message":"minimum: got -1, want 0"},{"pointer":"/","keyword":"additionalProperties","message":"additional properties 'extra' not allowed"}]}`},
-		{"2020-12 keywords", `{"data": {"a": 1}, "schema": {"dependentSchemas": {"a": {"required": ["b"]}}, "unevaluatedProperties": false, "properties": {"b": {}}}}`,
-			`{"valid":false,"errors":[{"pointer":"/","keyword":"required","message":"missing property 'b'"},{"pointer":"/a","keyword":"false","message":"false schema"}]}`},
-	}
-	for _, tt := range tests {
-		if got := run(t, validateJSON, tt.args); got != tt.want {
-			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestToolErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -138,8 +119,6 @@ func TestToolErrors(t *testing.T) {
 		{"flatten bad option", transform, `{"data": {}, "steps": [{"flatten": {"sep": "."}}]}`, `unknown option "sep"`},
 		{"unflatten arrays option", transform, `{"data": {}, "steps": [{"unflatten": {"arrays": true}}]}`, "option of flatten"},
 		{"at selects nothing", transform, `{"data": {}, "at": ".x", "steps": [{"limit": 1}]}`, "selects nothing"},
-		{"broken schema regex", validateJSON, `{"data": "x", "schema": {"pattern": "("}}`, "is not valid regex"},
-		{"broken schema ref", validateJSON, `{"data": "x", "schema": {"$ref": "#/$defs/nope"}}`, "not found"},
 	}
 	for _, tt := range tests {
 		_, err := tt.tool([]byte(tt.args))

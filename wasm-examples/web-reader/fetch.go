@@ -25,11 +25,11 @@ type getter func(url string, headers map[string]string) (response, error)
 const (
 	defaultMaxChars = 20000
 	maxMaxChars     = 200000
-	userAgent       = "packs-web-fetch/0.1"
+	userAgent       = "packs-web-reader/0.1"
 )
 
 func argError(format string, args ...any) error {
-	return fmt.Errorf("web-fetch: "+format, args...)
+	return fmt.Errorf("web-reader: "+format, args...)
 }
 
 // decodeArgs decodes the arguments strictly into v.
@@ -106,15 +106,15 @@ func fetch(input []byte, get getter) ([]byte, error) {
 		"Accept":     "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5",
 	})
 	if err != nil {
-		return nil, fmt.Errorf("web-fetch: GET %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("web-reader: GET %s: %w", u.Redacted(), err)
 	}
 	if resp.Status >= 300 || resp.Status < 200 {
-		return nil, fmt.Errorf("web-fetch: GET %s: HTTP %d%s: check the URL, or try the site's home page", u.Redacted(), resp.Status, statusText(resp.Status))
+		return nil, fmt.Errorf("web-reader: GET %s: HTTP %d%s: check the URL, or try the site's home page", u.Redacted(), resp.Status, statusText(resp.Status))
 	}
 	ctype := resp.Headers["content-type"]
 	kind, text, err := classify(ctype, resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("web-fetch: %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("web-reader: %s: %w", u.Redacted(), err)
 	}
 	res := fetchResult{URL: u.String(), Status: resp.Status, ContentType: ctype}
 	if kind == "html" && a.Format != "raw" {

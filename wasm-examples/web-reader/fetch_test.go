@@ -157,7 +157,7 @@ func TestFetchErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := runFetch(t, tt.args)
-		if err == nil || !strings.HasPrefix(err.Error(), "web-fetch: ") || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !strings.HasPrefix(err.Error(), "web-reader: ") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 		}
 	}
@@ -173,7 +173,7 @@ func TestHTMLToMarkdownTool(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", out, want)
 	}
 	for _, in := range []string{`{"html": " "}`, `{"html": "<p>x</p>", "base_url": "nope"}`, `{"html": 1}`} {
-		if _, err := htmlToMarkdown([]byte(in)); err == nil || !strings.HasPrefix(err.Error(), "web-fetch: ") {
+		if _, err := htmlToMarkdown([]byte(in)); err == nil || !strings.HasPrefix(err.Error(), "web-reader: ") {
 			t.Errorf("%s: error %v", in, err)
 		}
 	}

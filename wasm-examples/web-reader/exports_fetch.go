@@ -4,7 +4,7 @@ package main
 
 import "github.com/extism/go-pdk"
 
-// This file is bin/web-fetch.wasm's: the only place that imports the host's
+// This file is bin/web-reader.wasm's: the only place that imports the host's
 // http_request, so only that module needs the network grant.
 
 // hostGet performs a GET through the host's http_request. A denied host or a

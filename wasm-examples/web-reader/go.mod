@@ -1,4 +1,4 @@
-module github.com/packs-run/packs/wasm-examples/web-fetch
+module github.com/packs-run/packs/wasm-examples/web-reader
 
 go 1.24
 
