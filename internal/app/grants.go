@@ -36,15 +36,15 @@ func (a *App) Grants() Grants { return Grants{DB: a.DB, Home: a.Home} }
 
 // PeekGrants implements capability.GrantSource.
 func (g Grants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
-	return g.get(ctx, ref, chat, g.DB.PeekGrants)
+	return g.get(ctx, ref, chat, false)
 }
 
 // TakeGrants implements capability.GrantSource: it spends "once" grants.
 func (g Grants) TakeGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
-	return g.get(ctx, ref, chat, g.DB.TakeGrants)
+	return g.get(ctx, ref, chat, true)
 }
 
-func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, rows func(context.Context, string, string) ([]capability.UserGrant, error)) ([]capability.UserGrant, error) {
+func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, take bool) ([]capability.UserGrant, error) {
 	if ref.Digest == "" {
 		// A pack run from a folder is not the installed pack of that name,
 		// whatever it calls itself: it holds no grant.
@@ -52,11 +52,8 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ro
 	}
 	// A disabled pack runs nothing, from any front end: every call of an
 	// installed pack's tool, and every builtin run under its grant, comes
-	// here first.
-	if err := g.DB.CheckEnabled(ctx, ref.Name); err != nil {
-		return nil, err
-	}
-	user, err := rows(ctx, ref.Name, chat)
+	// here first. CallGrants refuses it in the same read as the grants.
+	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take)
 	if err != nil || len(user) > 0 || g.Home == nil {
 		return user, err
 	}

@@ -26,9 +26,10 @@ import (
 //     the disk's own floor under every durable record;
 //   - audit: one call's audit row appended, durable (packs.db,
 //     synchronous=FULL, the group commit with nothing to group);
-//   - grants: the person's grants for echo-pack read (Grants.PeekGrants),
-//     right after an audit append as in a call, so from a page cache the
-//     append made stale;
+//   - grants: the person's grants for echo-pack read (Grants.PeekGrants:
+//     whether it is disabled and its grants, one statement), right after
+//     an audit append as in a call, so from a page cache the append made
+//     stale;
 //   - integrity: the installed pack's files checked against packs.lock
 //     (packs.ContentCache.Verify, warm: one lstat per file);
 //   - chat: the whole call without MCP (chat.Session.Call: the pipeline,

@@ -126,32 +126,7 @@ func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
 // TakeGrants does, without spending the once grants: for showing what a call
 // would hold.
 func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	rows, err := db.callGrantRows(ctx, pack, chat)
-	if err != nil {
-		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
-	}
-	return UserGrants(rows), nil
-}
-
-// callGrantsSQL selects the grants that apply to one call of a pack (the
-// first parameter) in a chat (the second): persistent ones, and chat and
-// once ones of that chat, revoked rows included.
-const callGrantsSQL = `SELECT pack, chat, capability, resources, scope, granted_at, revoked_at
-	FROM grants WHERE pack = ? AND (chat = '' OR chat = ?) ORDER BY capability, scope, chat`
-
-// callGrantRows runs callGrantsSQL through its prepared statement.
-func (db *DB) callGrantRows(ctx context.Context, pack, chat string) ([]GrantRow, error) {
-	db.callGrantsOnce.Do(func() {
-		db.callGrants, db.callGrantsErr = db.sql.PrepareContext(context.WithoutCancel(ctx), callGrantsSQL)
-	})
-	if db.callGrantsErr != nil {
-		return nil, db.callGrantsErr
-	}
-	rows, err := db.callGrants.QueryContext(ctx, pack, chat)
-	if err != nil {
-		return nil, err
-	}
-	return scanGrants(rows)
+	return db.callGrants(ctx, pack, chat, false, false)
 }
 
 // TakeGrants returns the grants that apply to one call of pack in chat (""
@@ -164,19 +139,49 @@ func (db *DB) callGrantRows(ctx context.Context, pack, chat string) ([]GrantRow,
 // taking the database's write lock. A once grant made after that read is
 // not this call's: it stays for the next.
 func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	out, err := db.callGrantRows(ctx, pack, chat)
+	return db.callGrants(ctx, pack, chat, true, false)
+}
+
+// CallGrants is the grants of one call of an installed pack: those of
+// TakeGrants (take) or PeekGrants, refused as CheckEnabled refuses a
+// disabled pack. Whether the pack is disabled and its grants are one read,
+// the only one of a call that spends no once grant.
+func (db *DB) CallGrants(ctx context.Context, pack, chat string, take bool) ([]capability.UserGrant, error) {
+	return db.callGrants(ctx, pack, chat, take, true)
+}
+
+// callGrantsSQL reads, for one call of a pack (the first parameter) in a
+// chat (the second), whether the pack is disabled (the first column) and
+// the grants that apply: persistent ones, and chat and once ones of that
+// chat, revoked rows included. It returns one row at least: when no grant
+// applies, a row whose grant columns are NULL.
+const callGrantsSQL = `SELECT EXISTS(SELECT 1 FROM disabled_packs WHERE name = ?1),
+		g.pack, g.chat, g.capability, g.resources, g.scope, g.granted_at, g.revoked_at
+	FROM (SELECT 1) LEFT JOIN grants g ON g.pack = ?1 AND (g.chat = '' OR g.chat = ?2)
+	ORDER BY g.capability, g.scope, g.chat`
+
+// callGrants reads the grants of one call through callGrantsSQL's prepared
+// statement; with take, it spends the once grants among them; with
+// enabled, a disabled pack is refused.
+func (db *DB) callGrants(ctx context.Context, pack, chat string, take, enabled bool) ([]capability.UserGrant, error) {
+	db.callGrantsOnce.Do(func() {
+		db.callGrantsStmt, db.callGrantsErr = db.sql.PrepareContext(context.WithoutCancel(ctx), callGrantsSQL)
+	})
+	if db.callGrantsErr != nil {
+		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, db.callGrantsErr)
+	}
+	disabled, out, err := scanCallGrants(db.callGrantsStmt.QueryContext(ctx, pack, chat))
 	if err != nil {
 		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
 	}
-	if !slices.ContainsFunc(out, liveOnce) {
+	if enabled && disabled {
+		return nil, disabledError(pack)
+	}
+	if !take || !slices.ContainsFunc(out, liveOnce) {
 		return UserGrants(out), nil
 	}
 	err = db.grantsTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, callGrantsSQL, pack, chat)
-		if err != nil {
-			return err
-		}
-		if out, err = scanGrants(rows); err != nil {
+		if disabled, out, err = scanCallGrants(tx.QueryContext(ctx, callGrantsSQL, pack, chat)); err != nil || (enabled && disabled) {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM grants WHERE pack = ? AND scope = 'once' AND (chat = '' OR chat = ?) AND revoked_at IS NULL`, pack, chat)
@@ -185,7 +190,34 @@ func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.U
 	if err != nil {
 		return nil, fmt.Errorf("store: grants for a call of %s: %w", pack, err)
 	}
+	if enabled && disabled {
+		// Disabled between the read and the transaction: nothing was spent.
+		return nil, disabledError(pack)
+	}
 	return UserGrants(out), nil
+}
+
+// scanCallGrants reads the rows of callGrantsSQL.
+func scanCallGrants(rows *sql.Rows, err error) (disabled bool, out []GrantRow, _ error) {
+	if err != nil {
+		return false, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pack, chat, name, res, scope, granted, revoked sql.NullString
+		if err := rows.Scan(&disabled, &pack, &chat, &name, &res, &scope, &granted, &revoked); err != nil {
+			return false, nil, err
+		}
+		if !pack.Valid {
+			continue // the row of a pack with no grant
+		}
+		r, err := grantRow(pack.String, chat.String, name.String, res, scope.String, granted.String, revoked)
+		if err != nil {
+			return false, nil, err
+		}
+		out = append(out, r)
+	}
+	return disabled, out, rows.Err()
 }
 
 // liveOnce reports whether r is a once grant not revoked: one TakeGrants
@@ -213,31 +245,39 @@ func scanGrants(rows *sql.Rows) ([]GrantRow, error) {
 	defer rows.Close()
 	var out []GrantRow
 	for rows.Next() {
-		var r GrantRow
-		var name, scope, granted string
+		var pack, chat, name, scope, granted string
 		var res, revoked sql.NullString
-		if err := rows.Scan(&r.Pack, &r.Chat, &name, &res, &scope, &granted, &revoked); err != nil {
+		if err := rows.Scan(&pack, &chat, &name, &res, &scope, &granted, &revoked); err != nil {
 			return nil, err
 		}
-		r.Capability, r.Scope = capability.Name(name), capability.Scope(scope)
-		if res.Valid {
-			r.Resources = []string{}
-			if err := json.Unmarshal([]byte(res.String), &r.Resources); err != nil {
-				return nil, fmt.Errorf("grant %s of %s: resources: %w", name, r.Pack, err)
-			}
-		}
-		var err error
-		if r.GrantedAt, err = time.Parse(TimeFormat, granted); err != nil {
-			return nil, fmt.Errorf("grant %s of %s: %w", name, r.Pack, err)
-		}
-		if revoked.Valid {
-			if r.RevokedAt, err = time.Parse(TimeFormat, revoked.String); err != nil {
-				return nil, fmt.Errorf("grant %s of %s: %w", name, r.Pack, err)
-			}
+		r, err := grantRow(pack, chat, name, res, scope, granted, revoked)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// grantRow decodes the columns of one row of the grants table.
+func grantRow(pack, chat, name string, res sql.NullString, scope, granted string, revoked sql.NullString) (GrantRow, error) {
+	r := GrantRow{Pack: pack, Chat: chat, Capability: capability.Name(name), Scope: capability.Scope(scope)}
+	if res.Valid {
+		r.Resources = []string{}
+		if err := json.Unmarshal([]byte(res.String), &r.Resources); err != nil {
+			return GrantRow{}, fmt.Errorf("grant %s of %s: resources: %w", name, pack, err)
+		}
+	}
+	var err error
+	if r.GrantedAt, err = time.Parse(TimeFormat, granted); err != nil {
+		return GrantRow{}, fmt.Errorf("grant %s of %s: %w", name, pack, err)
+	}
+	if revoked.Valid {
+		if r.RevokedAt, err = time.Parse(TimeFormat, revoked.String); err != nil {
+			return GrantRow{}, fmt.Errorf("grant %s of %s: %w", name, pack, err)
+		}
+	}
+	return r, nil
 }
 
 // grantsTx runs fn in one transaction (BEGIN IMMEDIATE: the DSN sets _txlock).

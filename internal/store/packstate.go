@@ -76,6 +76,11 @@ func (db *DB) CheckEnabled(ctx context.Context, name string) error {
 	if !disabled {
 		return nil
 	}
+	return disabledError(name)
+}
+
+// disabledError is how a use of the disabled pack name is refused.
+func disabledError(name string) error {
 	return &capability.DeniedError{Layer: capability.LayerUser, Cause: ErrPackDisabled,
 		Reason: "pack " + name + " is disabled: packs enable " + name + " turns it back on"}
 }

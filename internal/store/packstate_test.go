@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/packs-run/packs/capability"
@@ -49,8 +50,9 @@ func TestDisabledPacks(t *testing.T) {
 	}
 }
 
-// BenchmarkCheckEnabled is what every call of an installed pack's tool
-// adds, next to the grant read it comes with (BenchmarkPeekGrants).
+// BenchmarkCheckEnabled is the disabled check alone, as the catalog makes
+// it; a call of an installed pack's tool makes it in its grant read
+// (BenchmarkCallGrants), which used to be this and BenchmarkPeekGrants.
 func BenchmarkCheckEnabled(b *testing.B) {
 	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "packs.db"))
 	if err != nil {
@@ -82,5 +84,97 @@ func BenchmarkPeekGrants(b *testing.B) {
 		if _, err := db.PeekGrants(ctx, "web-fetch", "chat_1"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCallGrants is the one read of the person's state that a call
+// of an installed pack's tool makes: disabled or not, and its grants.
+func BenchmarkCallGrants(b *testing.B) {
+	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "packs.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.SetDisabled(ctx, "other", true); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.PutGrant(ctx, "web-fetch", "", capability.UserGrant{Capability: capability.Network, Scope: capability.ScopePersistent}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := db.CallGrants(ctx, "web-fetch", "chat_1", false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCallGrants checks the one read of a call: a disabled pack is refused
+// whether it holds grants or none (its row then carries no grant), nothing
+// is spent for it, and an enabled pack gets what PeekGrants and TakeGrants
+// give, the once grant spent only by take.
+func TestCallGrants(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		grants     bool // the pack holds a persistent and a once grant
+		disabled   bool
+		take       bool
+		want       []capability.Name
+		wantDenied bool
+		wantOnce   bool // the once grant is still there afterwards
+	}{
+		{name: "no grants", want: nil},
+		{name: "no grants, take", take: true, want: nil},
+		{name: "no grants, disabled", disabled: true, wantDenied: true},
+		{name: "no grants, disabled, take", disabled: true, take: true, wantDenied: true},
+		{name: "grants", grants: true, want: []capability.Name{capability.EnvRead, capability.Network}, wantOnce: true},
+		{name: "grants, take", grants: true, take: true, want: []capability.Name{capability.EnvRead, capability.Network}},
+		{name: "grants, disabled", grants: true, disabled: true, wantDenied: true, wantOnce: true},
+		{name: "grants, disabled, take", grants: true, disabled: true, take: true, wantDenied: true, wantOnce: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			if tt.grants {
+				for _, g := range []capability.UserGrant{
+					{Capability: capability.Network, Scope: capability.ScopePersistent},
+					{Capability: capability.EnvRead, Scope: capability.ScopeOnce},
+				} {
+					if err := db.PutGrant(ctx, "p", "", g); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// Another pack's state and another chat's grants are not p's.
+			if _, err := db.SetDisabled(ctx, "other", true); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.PutGrant(ctx, "p", "chat-2", capability.UserGrant{Capability: capability.FilesystemRead, Scope: capability.ScopeChat}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SetDisabled(ctx, "p", tt.disabled); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.CallGrants(ctx, "p", "chat-1", tt.take)
+			if denied := errors.Is(err, store.ErrPackDisabled) && errors.Is(err, capability.ErrDenied); denied != tt.wantDenied || (err != nil && !denied) {
+				t.Fatalf("CallGrants = %v, %v; want denied %t", got, err, tt.wantDenied)
+			}
+			var names []capability.Name
+			for _, g := range got {
+				names = append(names, g.Capability)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Errorf("CallGrants = %v, want %v", names, tt.want)
+			}
+			left, err := db.PeekGrants(ctx, "p", "chat-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			once := slices.ContainsFunc(left, func(g capability.UserGrant) bool { return g.Scope == capability.ScopeOnce })
+			if once != tt.wantOnce {
+				t.Errorf("once grant left = %t, want %t", once, tt.wantOnce)
+			}
+		})
 	}
 }

@@ -17,10 +17,10 @@ import (
 type DB struct {
 	sql *sql.DB
 
-	// callGrants selects the grants that apply to one call (see
-	// PeekGrants): prepared once, since every tool call runs it.
+	// callGrantsStmt reads the grants that apply to one call (see
+	// CallGrants): prepared once, since every tool call runs it.
 	callGrantsOnce sync.Once
-	callGrants     *sql.Stmt
+	callGrantsStmt *sql.Stmt
 	callGrantsErr  error
 
 	// disabled asks whether one pack is disabled (see CheckEnabled):
