@@ -16,7 +16,7 @@ import (
 // every packs run that audits a call about a millisecond. Only its data is
 // used.
 //
-//go:generate go run ./gen
+//go:generate go test -run ^TestGitleaksRulesGenerated$ -update .
 
 // The parts of a gitleaks config that apply to a string with no file path.
 type (
