@@ -126,17 +126,8 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 	c.mu.Lock()
 	cached := c.dirs[dir]
 	c.mu.Unlock()
-	if cached != nil && len(cached.stamps) == len(entries) {
-		same := true
-		for _, e := range entries {
-			if s, ok := cached.stamps[e.rel]; !ok || !s.Same(e.stamp) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return cached.content, nil
-		}
+	if cached != nil && sameStamps(cached.stamps, entries) {
+		return cached.content, nil
 	}
 	h := sha256.New()
 	files := map[string]string{}
