@@ -178,6 +178,23 @@ func packRow(e packs.LockEntry) store.PackRow {
 	return r
 }
 
+// lockEntry is the lock entry a packs.db row mirrors: packRow's inverse.
+func lockEntry(r store.PackRow) (packs.LockEntry, error) {
+	e := packs.LockEntry{Name: r.Name, Version: r.Version, Source: r.Source, Integrity: r.Integrity,
+		Installed: r.InstalledAt, Resolved: r.Resolved, Signer: r.Signer}
+	for key, c := range r.Capabilities {
+		n, err := capability.ParseName(key)
+		if err != nil {
+			return packs.LockEntry{}, fmt.Errorf("app: packs.db row of %s: %w", r.Name, err)
+		}
+		if e.Capabilities == nil {
+			e.Capabilities = map[capability.Name]packs.LockCapability{}
+		}
+		e.Capabilities[n] = packs.LockCapability{Granted: c.Granted, Resources: c.Resources}
+	}
+	return e, nil
+}
+
 // Install commits a staged pack with the granted capabilities, mirrors its
 // lock entry into packs.db and runs the Installed hooks.
 func (a *App) Install(ctx context.Context, st *packs.Staged, grant []capability.Name) (packs.LockEntry, error) {

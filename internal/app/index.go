@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -29,17 +28,9 @@ func (ix storeIndex) LockEntry(lock packs.Stamp, name string) (packs.LockEntry, 
 	if err != nil || !found {
 		return packs.LockEntry{}, false, synced, err
 	}
-	e := packs.LockEntry{Name: r.Name, Version: r.Version, Source: r.Source, Integrity: r.Integrity,
-		Installed: r.InstalledAt, Resolved: r.Resolved, Signer: r.Signer}
-	for key, c := range r.Capabilities {
-		n, err := capability.ParseName(key)
-		if err != nil {
-			return packs.LockEntry{}, false, false, fmt.Errorf("app: packs.db row of %s: %w", name, err)
-		}
-		if e.Capabilities == nil {
-			e.Capabilities = map[capability.Name]packs.LockCapability{}
-		}
-		e.Capabilities[n] = packs.LockCapability{Granted: c.Granted, Resources: c.Resources}
+	e, err := lockEntry(r)
+	if err != nil {
+		return packs.LockEntry{}, false, false, err
 	}
 	return e, true, true, nil
 }
