@@ -85,6 +85,9 @@ var (
 	// ErrReserved: the resource is packs' own (a PACKS_* variable): no
 	// grant reaches it.
 	ErrReserved = errors.New("capability: reserved for packs itself")
+	// ErrUnconfined: a native command would run with less than the full
+	// operating-system confinement, and the policy requires it.
+	ErrUnconfined = errors.New("capability: native command cannot be confined here")
 	// ErrUnapproved: guest code tried to exercise a capability before its
 	// call was approved (a pooled instance's initializer).
 	ErrUnapproved = errors.New("capability: exercised before the call was approved")

@@ -61,15 +61,50 @@ type Grant struct {
 }
 
 type grant struct {
-	pack   string
-	held   [numNames]bool           // by nameIndex
-	caps   [numNames]*capResolution // every requested capability, held or not
-	c      compiled                 // the effective non-filesystem resources
-	mounts []Mount                  // the effective filesystem resources
-	limits Limits
-	scope  Scope
-	inject []SecretInjection // the request's secret bindings, held or not
-	digest string            // see Digest; set once, when the grant is built
+	pack    string
+	held    [numNames]bool           // by nameIndex
+	caps    [numNames]*capResolution // every requested capability, held or not
+	c       compiled                 // the effective non-filesystem resources
+	mounts  []Mount                  // the effective filesystem resources
+	limits  Limits
+	scope   Scope
+	inject  []SecretInjection // the request's secret bindings, held or not
+	confine Confinement       // the policy's [exec] confinement
+	digest  string            // see Digest; set once, when the grant is built
+}
+
+// Confinement says whether a native command may run with less than the
+// full operating-system confinement (docs/abi.md §5). The enterprise policy
+// sets it ([exec] confinement); the person cannot loosen it.
+type Confinement string
+
+const (
+	// ConfinementRequired: a native command runs only fully confined; where
+	// the machine cannot, it is refused. The default.
+	ConfinementRequired Confinement = "required"
+	// ConfinementBestEffort: a native command runs with what confinement
+	// the machine gives, the approval card and the audit row saying which.
+	ConfinementBestEffort Confinement = "best-effort"
+)
+
+// Unconfined decides whether program may run with less than the full
+// confinement on this machine; lacking says what the machine does not
+// give. Only the policy's best-effort allows it, and the allowing decision
+// (recorded) says what the command runs without.
+func (g Grant) Unconfined(program, lacking string) Decision {
+	if g.Confinement() == ConfinementBestEffort {
+		return allow(TerminalExec, program, "runs without full confinement (policy [exec] confinement = \"best-effort\"): "+lacking)
+	}
+	return deny(TerminalExec, program, LayerPolicy, ErrUnconfined,
+		"native commands run only confined, and this machine cannot: "+lacking+"; `packs doctor` says what it gives (an enterprise policy may allow [exec] confinement = \"best-effort\")")
+}
+
+// Confinement is how native commands of this grant must be confined.
+func (g Grant) Confinement() Confinement {
+	if g.g == nil || g.g.confine == "" {
+		return ConfinementRequired
+	}
+	return g.g.confine
 }
 
 // Mount is one granted host directory and an optional glob inside it.
@@ -142,6 +177,9 @@ func (g *grant) seal() {
 		h.Write([]byte{'\n'})
 	}
 	field("pack", g.pack, string(g.scope))
+	if g.confine != "" {
+		field("confine", string(g.confine))
+	}
 	for i, n := range all {
 		if g.held[i] && g.caps[i] != nil {
 			field(append([]string{"cap", string(n)}, raws(g.caps[i].effective)...)...)

@@ -61,6 +61,7 @@ type Policy struct {
 	unlistedDeny   bool
 	personRisk     RiskLevel    // [approval] never_auto_approve_risk; "" for none (policy_risk.go)
 	trust          trustSection // keys normalized to "TYPE BASE64"
+	confinement    Confinement  // [exec] confinement; "" is ConfinementRequired
 }
 
 type preapproval struct {
@@ -78,6 +79,12 @@ type policyFile struct {
 	Preapprove []preapproveItem `toml:"preapprove,omitempty"`
 	Approval   approvalSection  `toml:"approval,omitempty"`
 	Trust      trustSection     `toml:"trust,omitempty"`
+	Exec       execSection      `toml:"exec,omitempty"`
+}
+
+// execSection is [exec]: how native commands must be confined.
+type execSection struct {
+	Confinement string `toml:"confinement,omitempty"` // "required" (the default) or "best-effort"
 }
 
 // trustSection is [trust]: who may sign packs, whom to refuse, and which
@@ -227,6 +234,12 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	}
 	if err := p.parseCeilings(&f.Ceilings, fail); err != nil {
 		return nil, err
+	}
+	switch c := Confinement(f.Exec.Confinement); c {
+	case "", ConfinementRequired, ConfinementBestEffort:
+		p.confinement = c
+	default:
+		return nil, fail("exec.confinement", "confinement %q is not known: write \"required\" (native commands run only confined) or \"best-effort\" (they run with what the machine gives, and say so)", f.Exec.Confinement)
 	}
 	for i, item := range f.Preapprove {
 		pa, err := p.parsePreapproval(i, item, fail)

@@ -49,6 +49,9 @@ func Resolve(ref PackRef, req Request, user []UserGrant, pol *Policy, env Env) (
 		return Grant{}, err
 	}
 	g := &grant{pack: ref.Name, limits: r.limits, scope: ScopePersistent}
+	if pol != nil {
+		g.confine = pol.confinement
+	}
 	g.c.blocked = r.blocked
 	for i := range r.caps {
 		cr := &r.caps[i]

@@ -43,22 +43,37 @@ type ExecResult struct {
 	Stdout    []byte
 	Stderr    []byte
 	Truncated bool // a stream passed MaxOutput: it was cut and ends in a marker
-	Duration  time.Duration
+	// Capped: the command was stopped because a stream passed MaxOutput
+	// (ExitCode is then its death by SIGKILL); not an error.
+	Capped   bool
+	Duration time.Duration
 }
 
-// Exec runs a native command for an exec tool or the exec host function.
-// argv[0] must be granted (Grant.Command; the decision is recorded) and is
-// looked up on SafePath only (or used as is when the grant names an
-// absolute path); the found program's base name must be the granted one.
-// It runs directly, never through a shell, so arguments reach it verbatim;
-// with an environment of only PATH=SafePath, HOME=workspace, LANG=C.UTF-8 and
-// the granted variables (the fixed three win); in the workspace; in its own
-// process group. When the command exits, anything left in its group is
-// killed. On timeout (or when ctx ends) the whole group gets SIGTERM, then
-// SIGKILL after the grace; the result is returned with an error wrapping
-// ErrTimeout (or ctx's error). Each stream keeps MaxOutput bytes and then a
-// marker saying how much was dropped; the command keeps running, bounded by
-// the timeout.
+// Exec runs a native command for an exec tool, the exec host function,
+// the chat's exec_best_effort and a recipe step: it is the one door that
+// starts a pack's native command. argv[0] must be granted (Grant.Command;
+// the decision is recorded) and is looked up on SafePath only (or used as
+// is when the grant names an absolute path); the found program's base name
+// must be the granted one. It runs directly, never through a shell, so
+// arguments reach it verbatim; with an environment of only PATH=SafePath,
+// HOME=workspace, LANG=C.UTF-8, TMPDIR (private to the call) and the
+// granted variables (the fixed ones win); in the workspace.
+//
+// It runs confined by the grant (sandbox.go, package confine): it sees the
+// system's programs and libraries, the pack root and the granted
+// filesystem_read mounts read-only, the workspace, its private temporary
+// directory and the granted filesystem_write mounts read-write, nothing
+// else; no network but, with a network grant, packs' proxy, which decides
+// each connection as http_request's are decided. Where the machine cannot
+// confine, Grant.Unconfined decides (the policy's [exec] confinement).
+//
+// When the command exits, anything it left is killed (its PID namespace,
+// or its process group). On timeout (or when ctx ends) the whole group
+// gets SIGTERM, then SIGKILL after the grace; the result is returned with
+// an error wrapping ErrTimeout (or ctx's error). Each stream keeps
+// MaxOutput bytes; when one passes it, the command is stopped at once and
+// the result carries the kept bytes, a marker saying so, Truncated and
+// Capped, and no error.
 func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecResult, error) {
 	if err := c.check(); err != nil {
 		return ExecResult{}, err
@@ -83,24 +98,27 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	if opt.MaxOutput <= 0 {
 		opt.MaxOutput = lim.OutputBytes
 	}
-	stdout, stderr := &cappedBuffer{max: opt.MaxOutput}, &cappedBuffer{max: opt.MaxOutput}
-	cmd := &exec.Cmd{
-		Path:        prog,
-		Args:        slices.Clone(argv),
-		Env:         c.execEnv(opt.Environ),
-		Dir:         c.Workspace,
-		Stdin:       bytes.NewReader(opt.Stdin),
-		Stdout:      stdout,
-		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		// A process that left the group may hold the pipes open: stop
-		// waiting for it once the group is gone and the grace has passed.
-		WaitDelay: opt.Grace,
-	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
+	sb, err := c.sandbox(ctx, argv[0], prog)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	defer sb.close()
+	cmd, err := sb.command(prog, argv, c.execEnv(opt.Environ, sb.tmp))
+	if err != nil {
+		return ExecResult{}, err
+	}
+	capped, capStop := context.WithCancelCause(ctx)
+	defer capStop(nil)
+	stdout := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
+	stderr := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(opt.Stdin), stdout, stderr
+	// A process that left the group may hold the pipes open: stop waiting
+	// for it once the group is gone and the grace has passed.
+	cmd.WaitDelay = opt.Grace
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := sb.start(cmd); err != nil {
 		return ExecResult{}, fmt.Errorf("hostfns: exec %s: %w", argv[0], err)
 	}
 	pgid := cmd.Process.Pid
@@ -108,8 +126,13 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	var stopped error
 	select {
 	case <-exited:
-	case <-ctx.Done():
-		stopped = ctx.Err()
+	case <-capped.Done():
+		stopped = context.Cause(capped)
+		if errors.Is(stopped, errOutputCapped) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-exited
+			break
+		}
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -126,10 +149,13 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 		Stdout:    stdout.bytes(),
 		Stderr:    stderr.bytes(),
 		Truncated: stdout.dropped > 0 || stderr.dropped > 0,
+		Capped:    errors.Is(stopped, errOutputCapped),
 		Duration:  time.Since(start),
 		ExitCode:  exitCode(cmd),
 	}
 	switch {
+	case res.Capped:
+		return res, nil
 	case errors.Is(stopped, context.DeadlineExceeded):
 		return res, fmt.Errorf("%w: %s after %s (process group killed)", ErrTimeout, argv[0], opt.Timeout)
 	case stopped != nil:
@@ -139,6 +165,9 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	}
 	return res, nil
 }
+
+// errOutputCapped stops a command whose output reached its cap.
+var errOutputCapped = errors.New("hostfns: output cap reached")
 
 // exitCode is the command's exit status, 128+n for a death by signal n, or
 // -1 when it is unknown.
@@ -181,8 +210,9 @@ func lookPath(name, fakePath string) (string, error) {
 	return "", fmt.Errorf("%w: %q is not an executable in %s; grant its absolute path instead", ErrCommandNotFound, name, path)
 }
 
-// execEnv is the scrubbed environment of a native command.
-func (c *Call) execEnv(environ []string) []string {
+// execEnv is the scrubbed environment of a native command; tmp is its
+// private temporary directory.
+func (c *Call) execEnv(environ []string, tmp string) []string {
 	var vars map[string]string
 	if environ != nil {
 		vars = Environ(c, environ)
@@ -191,8 +221,8 @@ func (c *Call) execEnv(environ []string) []string {
 		vars = maps.Clone(c.env)
 		c.mu.Unlock()
 	}
-	fixed := map[string]string{"PATH": SafePath, "HOME": c.Workspace, "LANG": "C.UTF-8"}
-	env := []string{"PATH=" + SafePath, "HOME=" + c.Workspace, "LANG=C.UTF-8"}
+	fixed := map[string]string{"PATH": SafePath, "HOME": c.Workspace, "LANG": "C.UTF-8", "TMPDIR": tmp}
+	env := []string{"PATH=" + SafePath, "HOME=" + c.Workspace, "LANG=C.UTF-8", "TMPDIR=" + tmp}
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		if _, ok := fixed[k]; !ok {
 			env = append(env, k+"="+vars[k])
@@ -201,18 +231,23 @@ func (c *Call) execEnv(environ []string) []string {
 	return env
 }
 
-// cappedBuffer keeps the first max bytes written to it and counts the rest.
-// os/exec gives each stream its own goroutine, so it needs no lock.
+// cappedBuffer keeps the first max bytes written to it and counts the rest;
+// full is called at the first byte dropped. os/exec gives each stream its
+// own goroutine, so it needs no lock.
 type cappedBuffer struct {
 	max     int64
 	buf     bytes.Buffer
 	dropped int64
+	full    func()
 }
 
 func (w *cappedBuffer) Write(p []byte) (int, error) {
 	room := max(w.max-int64(w.buf.Len()), 0)
 	take := min(room, int64(len(p)))
 	w.buf.Write(p[:take])
+	if take < int64(len(p)) && w.dropped == 0 && w.full != nil {
+		w.full()
+	}
 	w.dropped += int64(len(p)) - take
 	return len(p), nil
 }

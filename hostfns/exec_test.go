@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +86,15 @@ func TestExecEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	// TMPDIR is the call's own, removed when it ends: its name is random.
+	tmp := slices.IndexFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	if tmp < 0 || !strings.HasPrefix(got[tmp], "TMPDIR="+filepath.Join(os.TempDir(), "packs-exec-")) {
+		t.Fatalf("env %q: want a private TMPDIR", got)
+	}
+	if _, err := os.Stat(strings.TrimPrefix(got[tmp], "TMPDIR=")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the call's TMPDIR outlived it: %v", err)
+	}
+	got = slices.Delete(got, tmp, tmp+1)
 	want := []string{"PATH=" + SafePath, "HOME=" + c.Workspace, "LANG=C.UTF-8", "PROBE_TOKEN=t0k3n"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("env =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -157,14 +169,32 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
+// leftover starts a shell loop that writes the time to $HOME/alive while it
+// lives, detached from the command's process group; stillAlive reports
+// whether it still writes after the command is gone. A PID printed from
+// inside the command's PID namespace would mean nothing here.
+const leftover = `(trap "" TERM HUP; setsid sh -c 'while :; do date +%s%N > "$HOME/alive"; sleep 0.02; done' &) ; `
+
+func stillAlive(t *testing.T, ws string) bool {
+	t.Helper()
+	before, err := os.ReadFile(filepath.Join(ws, "alive"))
+	if err != nil {
+		t.Fatalf("the leftover never ran: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	after, _ := os.ReadFile(filepath.Join(ws, "alive"))
+	return !bytes.Equal(before, after)
+}
+
 // TestExecTimeoutKillsGroup: a command that ignores SIGTERM and leaves a
-// child behind is killed with its whole group within timeout + grace.
+// child behind (in a session of its own) is killed with everything it
+// started within timeout + grace.
 func TestExecTimeoutKillsGroup(t *testing.T) {
 	c, _ := newCall(t, execReq("sh"))
 	start := time.Now()
 	res, err := Exec(context.Background(), c,
-		[]string{"sh", "-c", `trap "" TERM; sleep 1000 & echo $!; sleep 1000`},
-		ExecOptions{Timeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond})
+		[]string{"sh", "-c", leftover + `trap "" TERM; sleep 0.2; sleep 1000`},
+		ExecOptions{Timeout: 500 * time.Millisecond, Grace: 200 * time.Millisecond})
 	took := time.Since(start)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
@@ -175,30 +205,26 @@ func TestExecTimeoutKillsGroup(t *testing.T) {
 	if res.ExitCode != 128+9 {
 		t.Fatalf("exit = %d, want %d (SIGKILL)", res.ExitCode, 128+9)
 	}
-	child, err := strconv.Atoi(strings.TrimSpace(string(res.Stdout)))
-	if err != nil {
-		t.Fatalf("stdout %q: %v", res.Stdout, err)
+	if stillAlive(t, c.Workspace) {
+		t.Fatal("a process the command started outlived it")
 	}
-	waitGone(t, child)
 }
 
-// TestExecLeftoversKilled: what a command leaves running in its group when
-// it exits is killed, and the call returns at once.
+// TestExecLeftoversKilled: what a command leaves running when it exits is
+// killed, and the call returns at once.
 func TestExecLeftoversKilled(t *testing.T) {
 	c, _ := newCall(t, execReq("sh"))
 	start := time.Now()
-	res, err := Exec(context.Background(), c, []string{"sh", "-c", `sleep 1000 & echo $!`}, ExecOptions{Timeout: 10 * time.Second})
+	res, err := Exec(context.Background(), c, []string{"sh", "-c", leftover + `sleep 0.2`}, ExecOptions{Timeout: 10 * time.Second})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("= %+v, %v", res, err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("took %s: waited for the leftover child", took)
 	}
-	child, err := strconv.Atoi(strings.TrimSpace(string(res.Stdout)))
-	if err != nil {
-		t.Fatalf("stdout %q: %v", res.Stdout, err)
+	if stillAlive(t, c.Workspace) {
+		t.Fatal("a process the command started outlived it")
 	}
-	waitGone(t, child)
 }
 
 // TestExecContextCancel: the caller's context stops the command too.
@@ -212,21 +238,29 @@ func TestExecContextCancel(t *testing.T) {
 	}
 }
 
-// TestExecOutputCap: 100 MB to stdout keeps MaxOutput bytes and a marker.
+// TestExecOutputCap: a command that floods its output is stopped when a
+// stream reaches MaxOutput; the call keeps that many bytes and a marker,
+// and is neither an error nor a timeout (spec 000 §9.3), even when the
+// command would never end by itself.
 func TestExecOutputCap(t *testing.T) {
-	c, _ := newCall(t, execReq("head", "sh"))
+	c, _ := newCall(t, execReq("head", "sh", "yes"))
 	const capBytes = 1 << 20
+	marker := regexp.MustCompile(`\n\[packs: output truncated: [0-9]+ bytes dropped\]\n$`)
 	res, err := Exec(context.Background(), c, []string{"head", "-c", "104857600", "/dev/zero"}, ExecOptions{MaxOutput: capBytes})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("= exit %d, %v", res.ExitCode, err)
+	if err != nil || !res.Capped || !res.Truncated {
+		t.Fatalf("= exit %d capped %v, %v", res.ExitCode, res.Capped, err)
 	}
-	marker := "\n[packs: output truncated: " + strconv.Itoa(100<<20-capBytes) + " bytes dropped]\n"
-	if !res.Truncated || len(res.Stdout) != capBytes+len(marker) || !strings.HasSuffix(string(res.Stdout), marker) {
-		t.Fatalf("truncated=%v, %d bytes ending %q; want %d bytes and the marker", res.Truncated, len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-80):], capBytes+len(marker))
+	if m := marker.FindIndex(res.Stdout); m == nil || m[0] != capBytes {
+		t.Fatalf("%d bytes ending %q; want %d bytes and the marker", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-80):], capBytes)
 	}
-	res, err = Exec(context.Background(), c, []string{"sh", "-c", "head -c 5000 /dev/zero >&2"}, ExecOptions{MaxOutput: 100})
-	if err != nil || !res.Truncated || !bytes.HasPrefix(res.Stderr, make([]byte, 100)) || !bytes.Contains(res.Stderr, []byte("4900 bytes dropped")) {
+	res, err = Exec(context.Background(), c, []string{"sh", "-c", "head -c 5000 /dev/zero >&2; sleep 1000"}, ExecOptions{MaxOutput: 100})
+	if err != nil || !res.Truncated || !res.Capped || !bytes.HasPrefix(res.Stderr, make([]byte, 100)) || !marker.Match(res.Stderr) {
 		t.Fatalf("stderr cap: %+v, %v", res, err)
+	}
+	// yes under a 1000-byte cap and a 2 s limit: stopped, not timed out.
+	res, err = Exec(context.Background(), c, []string{"yes"}, ExecOptions{MaxOutput: 1000, Timeout: 2 * time.Second})
+	if err != nil || !res.Capped || !bytes.HasPrefix(res.Stdout, []byte("y\ny\n")) || !marker.Match(res.Stdout) {
+		t.Fatalf("yes: %d bytes, capped %v, %v", len(res.Stdout), res.Capped, err)
 	}
 }
 

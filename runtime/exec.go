@@ -12,8 +12,9 @@ import (
 // runExec runs an exec tool: its argv, filled from the validated input by
 // the template compiled at load (packs.ArgvTemplate.Expand, which refuses a
 // value that would become an option), through hostfns.Exec (grant check,
-// no shell, scrubbed environment, workspace as cwd, process-group kill on
-// timeout).
+// confinement, no shell, scrubbed environment, workspace as cwd, every
+// process killed on timeout). A command stopped at its output cap
+// succeeds with the kept output, marked truncated.
 func (r *Runtime) runExec(ctx context.Context, inv Invocation, input []byte, lim capability.Limits, log *slog.Logger) (Result, error) {
 	argv, err := inv.Tool.Argv().Expand(input)
 	if err != nil {
@@ -32,7 +33,7 @@ func (r *Runtime) runExec(ctx context.Context, inv Invocation, input []byte, lim
 	switch {
 	case err != nil:
 		return res, err
-	case out.ExitCode != 0:
+	case out.ExitCode != 0 && !out.Capped:
 		return res, &ToolError{Pack: inv.Pack.Name, Tool: inv.Tool.Name, ExitCode: out.ExitCode, Message: lastLine(out.Stderr), Stderr: out.Stderr}
 	}
 	res.Output = jsonResult(out.Stdout)

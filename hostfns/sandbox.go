@@ -1,0 +1,190 @@
+package hostfns
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns/confine"
+)
+
+// minNativeData is the least memory (RLIMIT_DATA) a native command gets,
+// whatever the pack's memory limit: the limit is sized for WebAssembly
+// guests, and an interpreter (python3, node) needs more to start.
+const minNativeData = 512 << 20
+
+// sandbox is one native command's confinement: its private temporary
+// directory (removed when the call ends), its proxy when it has network,
+// and the Spec the supervisor enforces. With no confinement on this
+// machine (allowed only by the policy's best-effort) spec is unused and
+// the command runs as a plain child.
+type sandbox struct {
+	dir      string // the call's own directory: tmp inside, the proxy's socket beside
+	tmp      string // TMPDIR, read-write for the command
+	wd       string // the working directory: the workspace, or tmp without one
+	proxy    *execProxy
+	spec     confine.Spec
+	mode     confine.Mode
+	confined *confine.Cmd // the supervisor, once command made it
+}
+
+// Confinement is what a native command of grant g may touch beyond the
+// system paths, in the words of an approval card ("runs confined: reads
+// X; writes Y; network Z"), or what it runs without on this machine. The
+// paths are those the sandbox gives; packRoot and workspace are the call's.
+func Confinement(g capability.Grant, packRoot, workspace string) string {
+	reads, writes := confinedPaths(g, packRoot, workspace)
+	n := confine.NoNetwork
+	if g.Has(capability.Network) {
+		n = confine.ProxyOnly
+	}
+	line := confine.Describe(reads, writes, n)
+	if sup := confine.Probe(); !sup.Full() {
+		line += fmt.Sprintf(" (this machine gives only %q confinement: %s)", sup.Mode(), lacking(sup))
+	}
+	return line
+}
+
+// confinedPaths are the paths beyond the system ones that a command of g
+// reads and writes: the pack root and the read mounts; the workspace, a
+// private temporary directory and the write mounts.
+func confinedPaths(g capability.Grant, packRoot, workspace string) (reads, writes []string) {
+	if packRoot != "" {
+		reads = append(reads, packRoot)
+	}
+	if workspace != "" {
+		writes = append(writes, workspace)
+	}
+	for _, m := range g.Mounts() {
+		if m.Writable {
+			writes = append(writes, m.String())
+		} else {
+			reads = append(reads, m.String())
+		}
+	}
+	return reads, append(writes, "a private temporary directory")
+}
+
+// lacking says what a machine of sup does not give.
+func lacking(sup confine.Support) string {
+	switch {
+	case sup.OS != "linux":
+		return "native confinement exists only on Linux so far"
+	case sup.LandlockABI < 1:
+		return "the kernel has no Landlock"
+	case !sup.Seccomp:
+		return "no seccomp filter for this kernel or architecture"
+	case !sup.Namespaces:
+		return "user namespaces are refused (" + sup.NamespacesError + "): network is denied by seccomp and Landlock instead, and leftover processes are killed by process group"
+	}
+	return ""
+}
+
+// sandbox prepares the confinement of program (argv[0], found at prog)
+// for this call: decides, when the machine cannot confine fully, whether
+// the command may run anyway (recorded), makes the private directory and
+// starts the proxy.
+func (c *Call) sandbox(ctx context.Context, program, prog string) (*sandbox, error) {
+	sup := confine.Probe()
+	sb := &sandbox{mode: sup.Mode()}
+	if !sup.Full() {
+		if err := c.decide(c.Grant.Unconfined(program, lacking(sup))); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "packs-exec-")
+	if err != nil {
+		return nil, fmt.Errorf("hostfns: exec: %w", err)
+	}
+	sb.dir, sb.tmp, sb.wd = dir, filepath.Join(dir, "tmp"), c.Workspace
+	if sb.wd == "" {
+		sb.wd = sb.tmp
+	}
+	if err := os.Mkdir(sb.tmp, 0o700); err != nil {
+		sb.close()
+		return nil, fmt.Errorf("hostfns: exec: %w", err)
+	}
+	if sb.mode == confine.ModeNone {
+		return sb, nil
+	}
+	lim := c.Grant.Limits()
+	s := confine.Spec{
+		Exec:    []string{c.PackRoot, prog},
+		Write:   []string{c.Workspace, sb.tmp},
+		MaxData: max(uint64(lim.MemoryPages)*64<<10, minNativeData),
+		Weaker:  true, // Unconfined allowed it, or the machine confines fully
+	}
+	for _, m := range c.Grant.Mounts() {
+		paths := []string{m.HostPath}
+		if m.Glob != "" {
+			// Landlock knows hierarchies, not patterns: what matches now.
+			paths, _ = filepath.Glob(m.String())
+		}
+		if m.Writable {
+			s.Write = append(s.Write, paths...)
+		} else {
+			s.Read = append(s.Read, paths...)
+		}
+	}
+	s.Exec = slices.DeleteFunc(s.Exec, func(p string) bool { return p == "" })
+	s.Write = slices.DeleteFunc(s.Write, func(p string) bool { return p == "" })
+	if c.Grant.Has(capability.Network) {
+		s.Network = confine.ProxyOnly
+		var ln net.Listener
+		if sb.mode == confine.ModeFull {
+			s.ProxySocket = filepath.Join(dir, "proxy.sock")
+			ln, err = net.Listen("unix", s.ProxySocket)
+		} else {
+			ln, err = net.Listen("tcp", "127.0.0.1:0")
+			if err == nil {
+				s.ProxyPort = ln.Addr().(*net.TCPAddr).Port
+			}
+		}
+		if err != nil {
+			sb.close()
+			return nil, fmt.Errorf("hostfns: exec: proxy: %w", err)
+		}
+		sb.proxy = startProxy(ctx, c, ln)
+	}
+	sb.spec = s
+	return sb, nil
+}
+
+// command is the command to start: the confinement's supervisor, or (no
+// confinement here, best-effort) the program itself in its own process
+// group.
+func (sb *sandbox) command(prog string, argv, env []string) (*exec.Cmd, error) {
+	if sb.mode == confine.ModeNone {
+		return &exec.Cmd{Path: prog, Args: slices.Clone(argv), Env: env, Dir: sb.wd, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}, nil
+	}
+	sb.spec.Path, sb.spec.Args, sb.spec.Env, sb.spec.Dir = prog, slices.Clone(argv), env, sb.wd
+	cc, err := confine.Command(sb.spec)
+	if err != nil {
+		return nil, fmt.Errorf("hostfns: exec: %w", err)
+	}
+	sb.confined = cc
+	return cc.Cmd, nil
+}
+
+// start starts cmd and, when it is the supervisor, waits until the command
+// runs confined (a confinement that could not be built fails here).
+func (sb *sandbox) start(cmd *exec.Cmd) error {
+	if sb.confined == nil {
+		return cmd.Start()
+	}
+	return sb.confined.Start()
+}
+
+// close stops the proxy and removes the private directory.
+func (sb *sandbox) close() {
+	if sb.proxy != nil {
+		sb.proxy.close()
+	}
+	_ = os.RemoveAll(sb.dir)
+}
