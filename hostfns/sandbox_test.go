@@ -94,7 +94,7 @@ func TestConfinedFilesystem(t *testing.T) {
 		{"read an ssh key through /proc/self/root", "cat /proc/self/root" + v.ssh, "", ""},
 		{"read packs' own state", "cat " + strings.Join(v.state, " "), "", ""},
 		{"read another pack", "cat " + v.other, "", ""},
-		{"list the home", "ls -R " + v.home, "", "id_ed25519"},
+		{"list the home", "ls -laR " + v.home, "", "id_ed25519"},
 		{"read /etc/shadow", "cat /etc/shadow", "", "root:"},
 	}
 	for _, tc := range cases {
@@ -164,7 +164,7 @@ func TestConfinedNoNetwork(t *testing.T) {
 		"loopback":           "curl -sS --max-time 5 http://127.0.0.1:" + v.port + "/",
 		"loopback by name":   "curl -sS --max-time 5 http://localhost:" + v.port + "/",
 		"loopback over ipv6": "curl -sS --max-time 5 'http://[::ffff:127.0.0.1]:" + v.port + "/'",
-		"a bash tcp socket":  "exec 3<>/dev/tcp/127.0.0.1/" + v.port + " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3",
+		"a bash tcp socket":  "bash -c \"exec 3<>/dev/tcp/127.0.0.1/" + v.port + " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3\"",
 	}
 	for name, script := range cases {
 		t.Run(name, func(t *testing.T) {

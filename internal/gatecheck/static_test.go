@@ -26,6 +26,7 @@ const (
 	capPkg      = modPath + "/capability"
 	runtimePkg  = modPath + "/runtime"
 	hostfnsPkg  = modPath + "/hostfns"
+	confinePkg  = hostfnsPkg + "/confine"
 	approvalTyp = capPkg + ".Approval"
 	decideFunc  = "(*" + capPkg + ".Gate).Decide"
 	invocation  = runtimePkg + ".Invocation"
@@ -49,6 +50,8 @@ var sinks = map[string]string{
 	"syscall.Exec":                                                  "runs a native command",
 	"syscall.ForkExec":                                              "runs a native command",
 	"syscall.StartProcess":                                          "runs a native command",
+	confinePkg + ".Command":                                         "builds a confined native command",
+	"(*" + confinePkg + ".Cmd).Start":                               "runs a confined native command",
 	"github.com/extism/go-sdk.NewPlugin":                            "instantiates a guest (runs its init)",
 	"(*github.com/extism/go-sdk.CompiledPlugin).Instance":           "instantiates a guest (runs its init)",
 	"(*github.com/extism/go-sdk.Plugin).Call":                       "calls into a guest",
@@ -71,6 +74,11 @@ var implementations = map[string]struct {
 	runtimePkg: {
 		entries: []string{"(*" + runtimePkg + ".Pipeline).Call"},
 		reason:  "the one pipeline: it asks the gate, and its invoke checks that the approval covers exactly the call (ErrNotApproved) before any guest or command runs",
+	},
+	confinePkg: {
+		entries: []string{"(*" + confinePkg + ".Cmd).Start", confinePkg + ".Command", confinePkg + ".Probe"},
+		reason: "the confinement hostfns.Exec starts every native command in: Command and Cmd.Start are sinks themselves, so only the execution layer reaches them; " +
+			"Probe starts the supervisor with nothing to run, to learn what the machine gives",
 	},
 	hostfnsPkg: {
 		entries: []string{hostfnsPkg + ".Exec"},
