@@ -1,12 +1,17 @@
 package hostfns
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
@@ -112,17 +117,56 @@ func BenchmarkEnviron(b *testing.B) {
 	}
 }
 
-// BenchmarkExec is one native command (/bin/true) with the full treatment:
-// grant check, lookup, process group, watch, group kill, reap.
+// BenchmarkExec is one native command with the full treatment (grant
+// check, lookup, private TMPDIR, confinement: the supervisor, namespaces,
+// Landlock, seccomp; process group, watch, kill, reap) against its peer in
+// the same run: the same program started by plain os/exec in a process
+// group, unconfined. /bin/true shows the cost itself; python3 -c pass a
+// command whose own start is most of it.
 func BenchmarkExec(b *testing.B) {
-	c, _ := newCall(b, execReq("true"))
-	c.Recorder = &countRecorder{}
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := Exec(ctx, c, []string{"true"}, ExecOptions{}); err != nil {
-			b.Fatal(err)
-		}
+	for _, argv := range [][]string{{"true"}, {"python3", "-c", "pass"}} {
+		name := argv[0]
+		b.Run(name+"/packs", func(b *testing.B) {
+			c, _ := newCall(b, execReq(argv[0]))
+			c.Recorder = &countRecorder{}
+			ctx := context.Background()
+			durs := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				if _, err := Exec(ctx, c, argv, ExecOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			reportP50(b, durs)
+		})
+		b.Run(name+"/peer=unconfined", func(b *testing.B) {
+			prog, err := lookPath(argv[0], "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			durs := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				start := time.Now()
+				var out bytes.Buffer
+				cmd := &exec.Cmd{Path: prog, Args: argv, Env: []string{"PATH=" + SafePath}, Stdout: &out, Stderr: &out,
+					SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			reportP50(b, durs)
+		})
 	}
+}
+
+func reportP50(b *testing.B, durs []time.Duration) {
+	if len(durs) == 0 {
+		return
+	}
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds()), "p50-ns")
 }
 
 // BenchmarkHTTPFetch is one granted GET to a loopback server.

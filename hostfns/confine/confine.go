@@ -96,6 +96,7 @@ var (
 		"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", // getpwuid: git, python's expanduser
 		"/etc/alternatives", // /usr/bin links through it (awk, editor, ...)
 		"/etc/mime.types",   // mimetypes of python and others
+		"/etc/gitconfig",    // git refuses to run when its system configuration exists but cannot be read
 	}
 	// systemDevices: the harmless devices, read and written.
 	systemDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
