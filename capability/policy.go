@@ -472,6 +472,15 @@ func nameList() string {
 }
 
 // Source names the file the policy came from.
+// ExecConfinement is the policy's [exec] confinement: how native commands
+// must be confined (ConfinementRequired when no policy says otherwise).
+func (p *Policy) ExecConfinement() Confinement {
+	if p == nil || p.confinement == "" {
+		return ConfinementRequired
+	}
+	return p.confinement
+}
+
 func (p *Policy) Source() string {
 	if p == nil {
 		return ""
