@@ -85,7 +85,7 @@ on loopback unless ADDR names another host.`,
 				return err
 			}
 			if httpAddr == "" {
-				return srv.ServeStdio(ctx, c.stdin, c.stdout)
+				return srv.ServeStdio(ctx, c.stdin, c.rawStdout)
 			}
 			token, err := c.serverToken(a.Home.Dir(), tokenFile, mcpTokenEnv, tokenEnv)
 			if err != nil {
