@@ -120,6 +120,7 @@ on loopback unless ADDR names another host.`,
 			c.own.Add(h.Addr())
 			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(cfg.Attach), h.URL())
 			fmt.Fprintf(c.stderr, "packs: clients must send the header \"Authorization: Bearer %s\"; for Claude Code: claude mcp add --transport http packs %s --header \"Authorization: Bearer %s\"\n", token, h.URL(), token)
+			sayReach(c.stderr, h.Reach(), "--http", func(hostport string) string { return "http://" + hostport + mcpserver.MCPPath })
 			return h.Serve(ctx)
 		},
 	}
