@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -60,8 +61,10 @@ func neutral(r rune) bool {
 
 // Writer passes what is written to it through Clean. A character split
 // across two writes is held back until its end arrives; Flush writes what
-// is held (as U+FFFD: it never completed).
+// is held (as U+FFFD: it never completed). It is safe for concurrent use,
+// as the log handler and a prompt may share it.
 type Writer struct {
+	mu   sync.Mutex
 	w    io.Writer
 	held []byte
 }
@@ -71,6 +74,8 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write cleans p and writes it; it reports len(p) when the write succeeds.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	b := append(w.held, p...)
 	w.held = nil
 	// Hold back an unfinished character at the end (at most 3 bytes).
@@ -91,6 +96,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 
 // Flush writes a character that never completed, as U+FFFD.
 func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.held) == 0 {
 		return nil
 	}
