@@ -185,8 +185,13 @@ func TestSecretRequireReveal(t *testing.T) {
 }
 
 func TestSecretsMask(t *testing.T) {
-	s := NewSecrets(map[string][]byte{"A": []byte(`x"y`), "B": []byte("long-secret"), "C": []byte("secret")})
+	s := NewSecrets(map[string][]byte{"A": []byte(`x"y`), "B": []byte("long-secret"), "C": []byte("secret"), "D": []byte(" tok en/+=<> ")})
 	tests := []struct{ in, want string }{
+		{"?key=+tok+en%2F%2B%3D%3C%3E+&q=1", "?key=" + Masked + "&q=1"},     // a query parameter (url.Values)
+		{"/x?key=%20tok%20en%2F%2B%3D%3C%3E%20", "/x?key=" + Masked},        // percent-encoded
+		{`{"h":"Bearer tok en/+=<>"}`, `{"h":"Bearer ` + Masked + `"}`},     // a header value, trimmed
+		{`{"v":" tok en/+=\u003c\u003e "}`, `{"v":"` + Masked + `"}`},       // JSON, HTML-escaped (Go)
+		{`{"u":"?k=+tok+en%2F%2B%3D%3C%3E+"}`, `{"u":"?k=` + Masked + `"}`}, // a URL inside JSON
 		{`{"v":"x\"y"}`, `{"v":"` + Masked + `"}`},
 		{"raw x\"y here", "raw " + Masked + " here"},
 		{"long-secret", Masked},
