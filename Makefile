@@ -30,6 +30,7 @@ test: lint
 	WITH_TEST_DEPS=1 scripts/deps.sh
 	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
+	npm run --prefix test/openapi --silent lint
 	$(MAKE) -C wasm-examples test
 	cd test/mcp-conformance && $(GO) test ./...
 	$(MAKE) pack-tests

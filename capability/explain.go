@@ -1,6 +1,9 @@
 package capability
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Report explains what one pack gets and why, capability by capability: the
 // view behind `packs capabilities` and `packs policy check`. It is built by
@@ -33,6 +36,30 @@ type LayerVerdict struct {
 
 // Held reports whether a call holds the capability.
 func (c CapabilityReport) Held() bool { return c.Err == nil }
+
+// Holds says what a call holds of the capability, for every message that
+// says what was granted (packs grant, packs add, packs capabilities): its
+// effective resources ("docs.rs, crates.io", "*"), "everything requested"
+// for a held capability without resources, or "nothing".
+func (c CapabilityReport) Holds() string {
+	switch {
+	case !c.Held():
+		return "nothing"
+	case len(c.Effective) == 0:
+		return "everything requested"
+	}
+	return strings.Join(c.Effective, ", ")
+}
+
+// Of returns the report of capability n; ok is false when the pack does not
+// ask for it.
+func (r Report) Of(n Name) (c CapabilityReport, ok bool) {
+	i := slices.IndexFunc(r.Capabilities, func(c CapabilityReport) bool { return c.Capability == n })
+	if i < 0 {
+		return CapabilityReport{}, false
+	}
+	return r.Capabilities[i], true
+}
 
 // Explain resolves ref the way Resolve does and reports every layer's answer.
 // It fails only when req itself is malformed.

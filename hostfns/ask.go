@@ -121,7 +121,15 @@ func (c *Call) ask(ctx context.Context, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.Message = secretsFrom(ctx).MaskString(q.Message)
+	// The person sees no secret: not in the message, not in the schema's
+	// names, titles, descriptions or choices.
+	sec := secretsFrom(ctx)
+	q.Message = sec.MaskString(q.Message)
+	if sec.Holds(q.Schema) {
+		if q.Schema = sec.Mask(q.Schema); !json.Valid(q.Schema) {
+			return nil, fmt.Errorf("%w: ask: the schema holds a secret's value", ErrInvalidRequest)
+		}
+	}
 	q.Pack, q.Tool, q.Invocation = c.Pack, c.Tool, c.Invocation
 	resource := askResource(q.Message)
 

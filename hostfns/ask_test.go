@@ -266,3 +266,22 @@ func FuzzParseQuestion(f *testing.F) {
 		_ = checkAnswer(q.Schema, map[string]any{"a": "x"})
 	})
 }
+
+// TestAskMasksSchema: a secret in the question's schema (a title, a
+// description, a choice, a property's name) never reaches the person.
+func TestAskMasksSchema(t *testing.T) {
+	c, _ := newCall(t, capability.Request{AskPerson: true})
+	approve(t, c)
+	p := &person{answer: Answer{Action: "decline"}}
+	ctx := WithSecrets(WithAsker(context.Background(), p), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t value")}))
+	q := `{"message": "Pick", "schema": {"type": "object", "title": "s3cr3t value", "properties": {"s3cr3t value": {"type": "string", "description": "s3cr3t%20value", "enum": ["s3cr3t+value"]}}}}`
+	if _, err := c.ask(ctx, []byte(q)); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.seen) != 1 {
+		t.Fatalf("the person was asked %d questions, want 1", len(p.seen))
+	}
+	if got := string(p.seen[0].Schema); strings.Contains(got, "s3cr3t") {
+		t.Errorf("the person saw a secret in the schema: %s", got)
+	}
+}

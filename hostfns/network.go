@@ -374,9 +374,14 @@ func (n *network) fetch(ctx context.Context, c *Call, r HTTPRequest, body []byte
 	if len(b) > MaxResponseBytes {
 		return HTTPResponse{}, fmt.Errorf("%w: %s %s: body over %d bytes", ErrResponseTooLarge, method, resource(u), MaxResponseBytes)
 	}
-	// A server that echoes an injected secret does not hand it to the guest.
+	// A server that echoes an injected secret does not hand it to the
+	// guest, not even the start of it where the body timeout cut it.
 	sec := secretsFrom(ctx)
-	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: sec.Mask(b), Truncated: truncated}
+	mask := sec.Mask
+	if truncated {
+		mask = sec.MaskCut
+	}
+	out := HTTPResponse{Status: resp.StatusCode, Headers: map[string]string{}, Body: mask(b), Truncated: truncated}
 	for k, v := range resp.Header {
 		out.Headers[strings.ToLower(k)] = sec.MaskString(strings.Join(v, ","))
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,10 +39,10 @@ const Masked = "[secret]"
 // nothing outside this package reads a value back, and nothing changes it.
 type Secrets struct {
 	vals map[string]string
-	// masks lists each value with its JSON-escaped form, longest first, so
-	// a value inside another is masked by the longer first; masker
-	// replaces them all in one pass (a value inside Masked is not masked
-	// again).
+	// masks lists each value in every form it can come back in
+	// (wireForms), longest first, so a value inside another is masked by
+	// the longer first; masker replaces them all in one pass (a value
+	// inside Masked is not masked again).
 	masks  []string
 	masker *strings.Replacer
 }
@@ -54,9 +56,8 @@ func NewSecrets(vals map[string][]byte) *Secrets {
 			continue
 		}
 		s.vals[n] = string(v)
-		q, _ := json.Marshal(string(v))
-		for _, m := range []string{string(v), string(q[1 : len(q)-1])} {
-			if !seen[m] {
+		for _, m := range wireForms(string(v)) {
+			if m != "" && !seen[m] {
 				seen[m] = true
 				s.masks = append(s.masks, m)
 			}
@@ -71,13 +72,64 @@ func NewSecrets(vals map[string][]byte) *Secrets {
 	return s
 }
 
-// Mask returns b with every value (raw, or escaped as inside a JSON
-// string) replaced by Masked. A nil Secrets masks nothing.
+// wireForms lists the forms of v that can come back from a server or a
+// tool: v as is; each encoding the host applies when it injects v
+// (percent-encoding in a query parameter, as url.Values.Encode writes it
+// with "+" for a space, and with "%20"; a header value, whose surrounding
+// whitespace the server trims); and each of those escaped as inside a JSON
+// string, with and without HTML escaping, since a server that echoes the
+// request often answers in JSON. A header value holding a control
+// character is refused by net/http before it is sent, so no folded form
+// reaches a server.
+func wireForms(v string) []string {
+	query := url.QueryEscape(v)
+	plain := []string{v, query, strings.ReplaceAll(query, "+", "%20"), strings.TrimSpace(v)}
+	forms := slices.Clone(plain)
+	for _, f := range plain {
+		forms = append(forms, jsonEscape(f, true), jsonEscape(f, false))
+	}
+	return forms
+}
+
+// jsonEscape returns v as it appears between the quotes of a JSON string.
+func jsonEscape(v string, html bool) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(html)
+	e.Encode(v) // a string always encodes
+	q := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return string(q[1 : len(q)-1])
+}
+
+// Mask returns b with every value, in each form wireForms lists,
+// replaced by Masked. A nil Secrets masks nothing.
 func (s *Secrets) Mask(b []byte) []byte {
 	if !s.Holds(b) {
 		return b
 	}
 	return []byte(s.masker.Replace(string(b)))
+}
+
+// minCut is the shortest start of a value that MaskCut masks at the end of
+// a cut text: shorter, a text's last letters would be masked too often.
+const minCut = 4
+
+// MaskCut is Mask for a text cut short (a body the timeout truncated): it
+// also masks the start of a value that ends the text, which Mask cannot
+// recognise.
+func (s *Secrets) MaskCut(b []byte) []byte {
+	b = s.Mask(b)
+	if s == nil {
+		return b
+	}
+	for _, m := range s.masks {
+		for n := min(len(m)-1, len(b)); n >= minCut; n-- {
+			if bytes.HasSuffix(b, []byte(m[:n])) {
+				return append(b[:len(b)-n:len(b)-n], Masked...)
+			}
+		}
+	}
+	return b
 }
 
 // MaskString is Mask for a string.
@@ -88,7 +140,7 @@ func (s *Secrets) MaskString(v string) string {
 	return s.masker.Replace(v)
 }
 
-// Holds reports whether b holds any value, raw or JSON-escaped.
+// Holds reports whether b holds any value, in any form wireForms lists.
 func (s *Secrets) Holds(b []byte) bool {
 	if s == nil {
 		return false

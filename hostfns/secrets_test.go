@@ -2,9 +2,12 @@ package hostfns
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -182,8 +185,13 @@ func TestSecretRequireReveal(t *testing.T) {
 }
 
 func TestSecretsMask(t *testing.T) {
-	s := NewSecrets(map[string][]byte{"A": []byte(`x"y`), "B": []byte("long-secret"), "C": []byte("secret")})
+	s := NewSecrets(map[string][]byte{"A": []byte(`x"y`), "B": []byte("long-secret"), "C": []byte("secret"), "D": []byte(" tok en/+=<> ")})
 	tests := []struct{ in, want string }{
+		{"?key=+tok+en%2F%2B%3D%3C%3E+&q=1", "?key=" + Masked + "&q=1"},     // a query parameter (url.Values)
+		{"/x?key=%20tok%20en%2F%2B%3D%3C%3E%20", "/x?key=" + Masked},        // percent-encoded
+		{`{"h":"Bearer tok en/+=<>"}`, `{"h":"Bearer ` + Masked + `"}`},     // a header value, trimmed
+		{`{"v":" tok en/+=\u003c\u003e "}`, `{"v":"` + Masked + `"}`},       // JSON, HTML-escaped (Go)
+		{`{"u":"?k=+tok+en%2F%2B%3D%3C%3E+"}`, `{"u":"?k=` + Masked + `"}`}, // a URL inside JSON
 		{`{"v":"x\"y"}`, `{"v":"` + Masked + `"}`},
 		{"raw x\"y here", "raw " + Masked + " here"},
 		{"long-secret", Masked},
@@ -197,5 +205,60 @@ func TestSecretsMask(t *testing.T) {
 	var none *Secrets
 	if got := string(none.Mask([]byte("a"))); got != "a" {
 		t.Errorf("nil Mask = %q", got)
+	}
+}
+
+// TestSecretInjectionQueryEcho: a query binding puts the value on the wire
+// percent-encoded; a server that echoes its request URL (in the body, a
+// header, or inside JSON) hands the guest no form of the value.
+func TestSecretInjectionQueryEcho(t *testing.T) {
+	const value = "k3y with/+&=ü~\"<x>_0123456789"
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", r.RequestURI)
+		b, _ := json.Marshal(map[string]string{"uri": r.RequestURI, "url": r.URL.String()})
+		fmt.Fprintf(w, "%s %s", r.RequestURI, b)
+	})
+	req := capability.Request{
+		Network: loopback, SecretsAccess: []string{"K"},
+		SecretsInject: []capability.SecretInjection{{Name: "K", Host: "127.0.0.1:" + srv.port, Query: "key"}},
+	}
+	c, _ := newCall(t, req)
+	ctx := WithSecrets(context.Background(), NewSecrets(map[string][]byte{"K": []byte(value)}))
+	resp, err := newNetwork().fetch(ctx, c, HTTPRequest{URL: srv.at("127.0.0.1", "/?q=x")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(resp.Body) + " " + fmt.Sprint(resp.Headers)
+	if !strings.Contains(got, Masked) {
+		t.Errorf("the echo holds no mask: %s", got)
+	}
+	for _, form := range []string{value, url.QueryEscape(value), strings.ReplaceAll(url.QueryEscape(value), "+", "%20"), "k3y+with", "k3y%20with"} {
+		if strings.Contains(got, form) {
+			t.Errorf("the guest's response holds the value as %q: %s", form, got)
+		}
+	}
+}
+
+// TestSecretInjectionTruncatedEcho: a body the timeout cuts in the middle
+// of an echoed value hands the guest no start of it either.
+func TestSecretInjectionTruncatedEcho(t *testing.T) {
+	release := make(chan struct{})
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		io.WriteString(w, "auth="+auth[:len(auth)-6])
+		w.(http.Flusher).Flush()
+		<-release
+	})
+	t.Cleanup(func() { close(release) })
+	c, _, ctx := secretCall(t, srv.port, true)
+	resp, err := newNetwork().fetch(ctx, c, HTTPRequest{URL: srv.at("127.0.0.1", "/"), FirstByteTimeoutMS: 5000, BodyTimeoutMS: 50}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Truncated {
+		t.Fatalf("the body was not cut: %q", resp.Body)
+	}
+	if got := string(resp.Body); strings.Contains(got, tokenValue[:minCut]) || !strings.Contains(got, Masked) {
+		t.Errorf("body = %q: the start of the value is not masked", got)
 	}
 }

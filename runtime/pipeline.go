@@ -107,9 +107,10 @@ type Request struct {
 	Approvers []capability.Approver
 	Memory    capability.ChatMemory
 	// Observe, when set, is called just before the tool runs; the function
-	// it returns is called after, and what that returns is recorded as the
-	// call's artifacts.
-	Observe func() func() []capability.Artifact
+	// it returns is called after with what the call's own exercises wrote
+	// in the workspace, and what that returns is recorded as the call's
+	// artifacts.
+	Observe func() func(Writes) []capability.Artifact
 	// RiskLevel is what the call declares it can break (a recipe step's
 	// risk_level): the approver is shown it, and the policy's
 	// never_auto_approve_risk reads it. Empty declares nothing.
@@ -321,7 +322,8 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		return nil, Result{}, err
 	}
 	ctx = hostfns.WithSecrets(ctx, sec)
-	var done func() []capability.Artifact
+	var done func(Writes) []capability.Artifact
+	wrote := &writeLog{Recorder: p.cfg.Audit, workspace: workspaceRoots(req.Workspace), w: Writes{any: tool == nil}}
 	if req.Observe != nil {
 		done = req.Observe()
 	}
@@ -334,14 +336,14 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		// bytes it is about to compile.
 		res, err = p.rt.invoke(ctx, Invocation{
 			Pack: req.Pack, Tool: tool, Input: args, Grant: g, Approval: ap, ID: o.Invocation,
-			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: p.cfg.Audit,
+			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: wrote,
 		})
 		out = res.Output
 	} else {
-		out, res.ExitCode, err = p.builtin(ctx, req, args, ap, g, o.Invocation)
+		out, res.ExitCode, err = p.builtin(ctx, req, args, ap, g, o.Invocation, wrote)
 	}
 	if done != nil {
-		o.Artifacts = done()
+		o.Artifacts = done(wrote.writes())
 	}
 	out, res, err = mask(sec, out, res, err)
 	if err == nil && tool != nil {
@@ -371,7 +373,7 @@ func checkResult(pack string, tool *packs.Tool, out json.RawMessage) ([]Block, e
 
 // builtin runs an approved Builtin, after the same binding and integrity
 // checks invoke makes for a pack's tool.
-func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessage, ap capability.Approval, g capability.Grant, id string) (json.RawMessage, int, error) {
+func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessage, ap capability.Approval, g capability.Grant, id string, rec capability.Recorder) (json.RawMessage, int, error) {
 	if err := ap.Covers(capability.Call{Invocation: id, Pack: req.Ref.Name, Tool: req.Builtin.Name, Args: capability.ArgsDigest(args), Grant: g.Digest(), Integrity: req.Ref.Digest}); err != nil {
 		return nil, 0, &stopError{msg: ErrNotApproved.Error() + ": " + err.Error(), errs: []error{ErrNotApproved, err}}
 	}
@@ -380,7 +382,7 @@ func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessag
 			return nil, 0, err
 		}
 	}
-	return req.Builtin.Run(ctx, Granted{Invocation: id, Approval: ap, Grant: g, Recorder: p.cfg.Audit})
+	return req.Builtin.Run(ctx, Granted{Invocation: id, Approval: ap, Grant: g, Recorder: rec})
 }
 
 // grant resolves the pack's effective grant for req; take spends "once"

@@ -12,7 +12,8 @@
 #                                                                git http-backend) and ssh-keygen -Y sign/verify
 #   docker-registry                                              the OCI tests: a real registry the test starts on loopback
 #
-# With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp).
+# With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp) and the
+# OpenAPI linter (test/openapi: @redocly/cli, which lints internal/web/openapi.json in make test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +46,9 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get "${wait_lock[@]}" install -y -q --no-install-recommends $missing
 fi
 
-if [ "${WITH_TEST_DEPS:-0}" = 1 ] && [ -f test/mcp/package-lock.json ] && [ ! -d test/mcp/node_modules ]; then
-	echo "deps: npm ci --prefix test/mcp" >&2
-	npm ci --prefix test/mcp --no-audit --no-fund
-fi
+for dir in test/mcp test/openapi; do
+	if [ "${WITH_TEST_DEPS:-0}" = 1 ] && [ -f $dir/package-lock.json ] && [ ! -d $dir/node_modules ]; then
+		echo "deps: npm ci --prefix $dir" >&2
+		npm ci --prefix $dir --no-audit --no-fund
+	fi
+done

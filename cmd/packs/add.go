@@ -153,7 +153,11 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			if asJSON {
 				shown = c.stderr
 			}
-			showRequest(shown, st, req, pre, a.Policy.Source())
+			preRep, err := capability.Explain(ref, req, nil, a.Policy, c.explainEnv(a))
+			if err != nil {
+				return err
+			}
+			showRequest(shown, st, req, pre, preRep, a.Policy.Source())
 			if !c.interactive && !yes && grantFlag == "" {
 				return usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
 			}
@@ -189,14 +193,18 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			}
 			fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
 			if len(grants) > 0 {
-				specs := make([]string, len(grants))
-				for i, u := range grants {
-					specs[i] = u.String()
+				got, err := capability.Explain(ref, req, grants, a.Policy, c.explainEnv(a))
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(c.stdout, "granted: %s\n", strings.Join(specs, ", "))
+				names := make([]capability.Name, len(grants))
+				for i, u := range grants {
+					names[i] = u.Capability
+				}
+				fmt.Fprintf(c.stdout, "granted: %s\n", holdings(got, names))
 			}
 			if len(pre) > 0 {
-				fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), capNames(pre))
+				fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), holdings(preRep, pre))
 			}
 			if len(denied) > 0 {
 				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
@@ -405,8 +413,9 @@ func (c *cli) askGrants(req capability.Request, pre []capability.Name) ([]capabi
 }
 
 // showRequest prints the pack and what it asks for.
-// pre are the capabilities the policy (from source) pre-approves.
-func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []capability.Name, source string) {
+// pre are the capabilities the policy (from source) pre-approves; preRep
+// says what they hold.
+func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []capability.Name, preRep capability.Report, source string) {
 	p := st.Pack
 	version := ""
 	if p.Manifest != nil && p.Manifest.Version != "" {
@@ -435,7 +444,8 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []ca
 	for _, n := range req.Names() {
 		note := ""
 		if slices.Contains(pre, n) {
-			note = "\tgranted: pre-approved by policy " + source
+			cr, _ := preRep.Of(n)
+			note = "\tgranted: " + cr.Holds() + " (pre-approved by policy " + source + ")"
 		}
 		fmt.Fprintf(tw, "  %s\t%s%s\n", n, strings.Join(req.Resources(n), ", "), note)
 	}
@@ -443,6 +453,16 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []ca
 		fmt.Fprintf(tw, "  (blocked commands)\t%s\n", strings.Join(req.TerminalExec.Blocked, ", "))
 	}
 	tw.Flush()
+}
+
+// holdings renders what each of ns holds in rep: "network docs.rs; env_read A_*".
+func holdings(rep capability.Report, ns []capability.Name) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		cr, _ := rep.Of(n)
+		s[i] = string(n) + " " + cr.Holds()
+	}
+	return strings.Join(s, "; ")
 }
 
 // capNames renders capability names as "a, b".

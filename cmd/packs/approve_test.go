@@ -128,7 +128,7 @@ func TestMCPCallWaitsForPacksApprove(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var errb bytes.Buffer
-	c := &cli{stdin: bufio.NewReader(inR), stdout: outW, stderr: &errb, getenv: func(string) string { return "" }}
+	c := &cli{stdin: bufio.NewReader(inR), stdout: outW, rawStdout: outW, stderr: &errb, getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan int, 1)
 	go func() {

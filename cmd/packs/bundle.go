@@ -140,7 +140,7 @@ terminal pass --yes.`,
 			}
 			if c.interactive && !yes {
 				for _, p := range staged {
-					showRequest(c.stdout, p.Staged, p.Staged.Pack.Request(), nil, a.Policy.Source())
+					showRequest(c.stdout, p.Staged, p.Staged.Pack.Request(), nil, capability.Report{}, a.Policy.Source())
 				}
 				ok, err := c.ask(fmt.Sprintf("Install %s?", plural(len(staged), "pack")), true)
 				if err != nil {

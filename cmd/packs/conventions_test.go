@@ -31,6 +31,14 @@ import (
 // which the caller calls once the command has finished.
 func openPTY(t *testing.T) (tty *os.File, screen func() string) {
 	t.Helper()
+	_, tty, screen = openPTYKeys(t)
+	return tty, screen
+}
+
+// openPTYKeys is openPTY that also returns the keyboard: what is written to
+// keys the terminal reads as typed.
+func openPTYKeys(t *testing.T) (keys, tty *os.File, screen func() string) {
+	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
@@ -53,7 +61,7 @@ func openPTY(t *testing.T) (tty *os.File, screen func() string) {
 		close(done)
 	}()
 	t.Cleanup(func() { tty.Close(); master.Close() })
-	return tty, func() string {
+	return master, tty, func() string {
 		tty.Close()
 		<-done
 		return strings.ReplaceAll(buf.String(), "\r", "")
@@ -177,7 +185,7 @@ func TestVersion(t *testing.T) {
 func mcpOverStdio(t *testing.T, home, input string) map[int]json.RawMessage {
 	t.Helper()
 	var out, errb bytes.Buffer
-	c := &cli{stdin: bufio.NewReader(strings.NewReader(input)), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	c := &cli{stdin: bufio.NewReader(strings.NewReader(input)), stdout: &out, rawStdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
 	if code := c.run(context.Background(), []string{"--home", home, "mcp"}); code != 0 {
 		t.Fatalf("packs mcp: exit %d\n%s", code, errb.String())
 	}

@@ -85,12 +85,6 @@ still would not hold, and why (the policy, for one).`,
 				}
 				return err
 			}
-			for _, u := range grants {
-				res.Granted = append(res.Granted, grantJSON{Capability: string(u.Capability), Scope: string(u.Scope), Resources: append([]string{}, u.Resources...)})
-				if !asJSON {
-					fmt.Fprintf(c.stdout, "granted %s to %s (%s)\n", u, p.Name, u.Scope)
-				}
-			}
 			pol := a.Policy
 			user, err := a.DB.PeekGrants(ctx, p.Name, chat)
 			if err != nil {
@@ -99,6 +93,13 @@ still would not hold, and why (the policy, for one).`,
 			rep, err := capability.Explain(ref, req, user, pol, c.explainEnv(a))
 			if err != nil {
 				return err
+			}
+			for _, u := range grants {
+				res.Granted = append(res.Granted, grantJSON{Capability: string(u.Capability), Scope: string(u.Scope), Resources: append([]string{}, u.Resources...)})
+				if !asJSON {
+					cr, _ := rep.Of(u.Capability)
+					fmt.Fprintf(c.stdout, "granted %s to %s (%s): a call holds %s %s\n", u, p.Name, u.Scope, u.Capability, cr.Holds())
+				}
 			}
 			for _, cr := range rep.Capabilities {
 				for _, u := range grants {

@@ -219,9 +219,9 @@ func TestAddShowsPreApproved(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	r := withHome(t, home, "--policy", pol, "add", src, "--grant", "none").mustCode(t, 0)
 	for _, re := range []string{
-		`(?m)^  network +api\.weather\.example +granted: pre-approved by policy ` + regexp.QuoteMeta(pol) + `$`,
+		`(?m)^  network +api\.weather\.example +granted: api\.weather\.example \(pre-approved by policy ` + regexp.QuoteMeta(pol) + `\)$`,
 		`(?m)^  env_read +WEATHER_\*$`,
-		`(?m)^pre-approved by policy ` + regexp.QuoteMeta(pol) + `: network$`,
+		`(?m)^pre-approved by policy ` + regexp.QuoteMeta(pol) + `: network api\.weather\.example$`,
 		`(?m)^not granted: env_read `,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {

@@ -60,32 +60,54 @@ on loopback unless ADDR names another host.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, deps, closeSession, err := c.openSession(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeSession()
-			attach, err := servedPacks(ctx, a, deps.Pipeline.Policy(), only)
-			if err != nil {
-				return err
-			}
 			if timeout < 0 {
 				return usageError("mcp: --approval-timeout %s: want a duration of 0 or more", timeout)
 			}
 			if timeout == 0 {
 				timeout = -1 // the queue is off
 			}
-			for _, name := range flat {
-				if !slices.Contains(attach, name) {
-					return usageError("mcp: --tools %s: not a served pack: see packs list (and --pack)", name)
-				}
-			}
-			srv, err := mcpserver.New(mcpserver.Config{Chat: deps, Attach: attach, Tools: flat, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout})
+			// The built-in packs install in prepare: over stdio while the
+			// client's first messages are answered (mcpserver.Config.Prepare).
+			a, err := c.openWith(ctx, false)
 			if err != nil {
 				return err
 			}
+			defer a.Close()
+			deps, closeDeps, err := c.sessionDeps(ctx, a)
+			if err != nil {
+				return err
+			}
+			defer closeDeps()
+			prepare := func(ctx context.Context) ([]string, error) {
+				if err := a.EnsureBuiltins(ctx); err != nil {
+					return nil, err
+				}
+				attach, err := servedPacks(ctx, a, deps.Pipeline.Policy(), only)
+				if err != nil {
+					return nil, err
+				}
+				for _, name := range flat {
+					if !slices.Contains(attach, name) {
+						return nil, usageError("mcp: --tools %s: not a served pack: see packs list (and --pack)", name)
+					}
+				}
+				return attach, nil
+			}
+			cfg := mcpserver.Config{Chat: deps, Tools: flat, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout}
 			if httpAddr == "" {
-				return srv.ServeStdio(ctx, c.stdin, c.stdout)
+				cfg.Prepare = prepare
+				srv, err := mcpserver.New(cfg)
+				if err != nil {
+					return err
+				}
+				return srv.ServeStdio(ctx, c.stdin, c.rawStdout)
+			}
+			if cfg.Attach, err = prepare(ctx); err != nil {
+				return err
+			}
+			srv, err := mcpserver.New(cfg)
+			if err != nil {
+				return err
 			}
 			token, err := c.serverToken(a.Home.Dir(), tokenFile, mcpTokenEnv, tokenEnv)
 			if err != nil {
@@ -96,8 +118,9 @@ on loopback unless ADDR names another host.`,
 				return err
 			}
 			c.own.Add(h.Addr())
-			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(attach), h.URL())
+			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(cfg.Attach), h.URL())
 			fmt.Fprintf(c.stderr, "packs: clients must send the header \"Authorization: Bearer %s\"; for Claude Code: claude mcp add --transport http packs %s --header \"Authorization: Bearer %s\"\n", token, h.URL(), token)
+			sayReach(c.stderr, h.Reach(), "--http", func(hostport string) string { return "http://" + hostport + mcpserver.MCPPath })
 			return h.Serve(ctx)
 		},
 	}

@@ -99,7 +99,7 @@ func printReport(w io.Writer, rep capability.Report, pol *capability.Policy) {
 		fmt.Fprintf(w, "  requested: %s\n", joinOr(cr.Requested, "-"))
 		fmt.Fprintf(w, "  policy:    %s\n", verdictLine(cr.Policy))
 		fmt.Fprintf(w, "  you:       %s\n", verdictLine(cr.User))
-		fmt.Fprintf(w, "  effective: %s\n", joinOr(cr.Effective, "nothing"))
+		fmt.Fprintf(w, "  effective: %s\n", cr.Holds())
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -57,8 +58,9 @@ func (c *cli) commands() []*cobra.Command {
 // cli is one invocation: its streams, environment and global flags.
 type cli struct {
 	stdin       *bufio.Reader
-	stdout      io.Writer
+	stdout      io.Writer // through termtext, as stderr
 	stderr      io.Writer
+	rawStdout   io.Writer // stdout as given: the MCP server's stdio stream
 	getenv      func(string) string
 	interactive bool // a person can answer prompts: stdin and stderr are terminals
 
@@ -78,15 +80,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runIO is run with stdin given: a person can answer prompts only when both
 // stdin and stderr are terminals.
+//
+// Everything the commands write goes through termtext: text a pack or a
+// model controls reaches a terminal (or a file a person pages through) as
+// text, never as escape sequences. Only the MCP server's protocol stream
+// (rawStdout) is written as is.
 func runIO(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	out, errOut := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	c := &cli{
 		stdin:       bufio.NewReader(stdin),
-		stdout:      stdout,
-		stderr:      stderr,
+		stdout:      out,
+		stderr:      errOut,
+		rawStdout:   stdout,
 		getenv:      os.Getenv,
 		interactive: isTerminal(stdin) && isTerminal(stderr),
 	}
-	return c.run(ctx, args)
+	code := c.run(ctx, args)
+	out.Flush()
+	errOut.Flush()
+	return code
 }
 
 func (c *cli) run(ctx context.Context, args []string) int {

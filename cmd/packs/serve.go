@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/internal/httpguard"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/web"
 )
@@ -77,12 +79,19 @@ one and tools still run by hand.`,
 				return err
 			}
 			c.own.Add(ln.Addr())
-			page := "http://" + ln.Addr().String() + "/?token=" + url.QueryEscape(token)
+			hosts, err := httpguard.New(ln.Addr().String(), allowHosts)
+			if err != nil {
+				ln.Close()
+				return usageError("serve: %v", err)
+			}
+			reach := hosts.Reach()
 			what := "no model configured"
 			if model.Provider != nil {
 				what = "model " + model.Describe
 			}
-			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page, what)
+			page := func(hostport string) string { return "http://" + hostport + "/?token=" + url.QueryEscape(token) }
+			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page(reach.OpenAt[0]), what)
+			sayReach(c.stderr, reach, "--addr", page)
 			return srv.Serve(ctx, ln)
 		},
 	}
@@ -118,4 +127,20 @@ func (c *cli) serveModel(configPath string, flags llm.Config) (web.Model, error)
 		return web.Model{}, usageError("serve: %v", err)
 	}
 	return web.Model{Provider: p, Describe: fmt.Sprintf("%s %s at %s", cfg.Provider, cfg.Model, cfg.BaseURL), NoTools: cfg.NoTools}, nil
+}
+
+// sayReach warns, for a server that listens beyond loopback (packs serve,
+// packs mcp --http), that others can reach it, and lists the other
+// addresses it can be opened at (page makes the address to print).
+func sayReach(w io.Writer, reach httpguard.Reach, flag string, page func(hostport string) string) {
+	if !reach.Beyond {
+		return
+	}
+	fmt.Fprintf(w, "packs: warning: listening on %s, beyond this machine: whoever can reach it and holds the token acts as you (%s 127.0.0.1:PORT keeps it on this machine)\n", reach.Bound, flag)
+	if len(reach.OpenAt) == 1 {
+		fmt.Fprintf(w, "packs: other machines are refused until you name the address they use: --allow-host NAME\n")
+	}
+	for _, a := range reach.OpenAt[1:] {
+		fmt.Fprintf(w, "packs: also at %s\n", page(a))
+	}
 }

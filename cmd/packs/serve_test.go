@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,13 +93,21 @@ type served struct {
 // returns the address it prints.
 func startServe(t *testing.T, home string, env ...string) served {
 	t.Helper()
+	s, _ := startServeAt(t, home, "127.0.0.1:0", env...)
+	return s
+}
+
+// startServeAt is startServe listening on addr; stderr returns what the
+// process printed on stderr so far.
+func startServeAt(t *testing.T, home, addr string, env ...string) (s served, stderr func() string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "--home", home, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(exe, "--home", home, "serve", "--addr", addr)
 	cmd.Env = append(append(os.Environ(), "PACKS_CLI_CHILD=1"), env...)
-	stderr, err := cmd.StderrPipe()
+	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,32 +118,44 @@ func startServe(t *testing.T, home string, env ...string) served {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	lines := bufio.NewScanner(stderr)
+	lines := bufio.NewScanner(pipe)
 	found := make(chan string, 1)
+	var (
+		mu      sync.Mutex
+		printed strings.Builder
+	)
 	go func() {
 		for lines.Scan() {
+			mu.Lock()
+			printed.WriteString(lines.Text() + "\n")
+			mu.Unlock()
 			if m := servedURL.FindStringSubmatch(lines.Text()); m != nil {
 				found <- m[1]
 			}
 		}
 		close(found)
 	}()
-	var printed string
+	stderr = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return printed.String()
+	}
+	var page string
 	select {
-	case printed = <-found:
+	case page = <-found:
 	case <-time.After(30 * time.Second):
 		t.Fatal("packs serve printed no address within 30s")
 	}
-	if printed == "" {
+	if page == "" {
 		t.Fatal("packs serve exited without serving")
 	}
-	u, err := url.Parse(printed)
+	u, err := url.Parse(page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok := u.Query().Get("token")
 	u.RawQuery = ""
-	return served{base: u.String(), token: tok}
+	return served{base: u.String(), token: tok}, stderr
 }
 
 // call sends method path with a JSON body (unless "") and authz as the
@@ -340,3 +361,30 @@ func TestServeAPINeedsTokenOnLoopback(t *testing.T) {
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestServeBeyondLoopback: packs serve bound to every interface says so
+// when it starts, prints an address that opens the app (not the
+// unspecified address, which the Host guard refuses), and tells the web
+// app, which shows it in its header; on loopback it says nothing of it.
+func TestServeBeyondLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		addr   string
+		beyond bool
+	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
+		t.Run(tt.addr, func(t *testing.T) {
+			s, stderr := startServeAt(t, t.TempDir(), tt.addr)
+			code, status := s.call(t, s.bearer(), "GET", "/v1/status", "")
+			if code != http.StatusOK {
+				t.Fatalf("the printed address %s does not open the app: GET /v1/status answered %d %v", s.base, code, status)
+			}
+			listen, _ := status["listen"].(map[string]any)
+			if got, _ := listen["beyond_loopback"].(bool); got != tt.beyond {
+				t.Errorf("the web app is told beyond_loopback = %v, want %v (%v)", listen["beyond_loopback"], tt.beyond, status["listen"])
+			}
+			warned := strings.Contains(strings.ToLower(stderr()), "warning")
+			if warned != tt.beyond {
+				t.Errorf("warned on start = %v, want %v:\n%s", warned, tt.beyond, stderr())
+			}
+		})
+	}
+}

@@ -111,10 +111,10 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 		req.Approvers = []capability.Approver{approver}
 	}
 	if p.writes {
-		req.Observe = func() func() []capability.Artifact {
+		req.Observe = func() func(runtime.Writes) []capability.Artifact {
 			before := takeSnapshot(s.workspace)
-			return func() []capability.Artifact {
-				res.Artifacts = artifacts(s.workspace, before, takeSnapshot(s.workspace))
+			return func(w runtime.Writes) []capability.Artifact {
+				res.Artifacts = artifacts(s.workspace, before, takeSnapshot(s.workspace), w.Wrote)
 				out := make([]capability.Artifact, 0, len(res.Artifacts))
 				for _, a := range res.Artifacts {
 					out = append(out, capability.Artifact{Path: a.Path, MIME: a.MIME, Size: a.Size})

@@ -57,12 +57,13 @@ func takeSnapshot(dir string) snapshot {
 	return s
 }
 
-// artifacts lists the files of after that are new or changed since before,
-// sorted by path.
-func artifacts(dir string, before, after snapshot) []Artifact {
+// artifacts lists the files of after that are new or changed since before
+// and that the call wrote (wrote: runtime.Writes.Wrote), sorted by path: a
+// file someone else put there meanwhile is not the call's.
+func artifacts(dir string, before, after snapshot, wrote func(rel string) bool) []Artifact {
 	var out []Artifact
 	for rel, st := range after {
-		if old, ok := before[rel]; ok && old == st {
+		if old, ok := before[rel]; ok && old == st || !wrote(rel) {
 			continue
 		}
 		out = append(out, Artifact{Path: rel, Type: "file", MIME: sniffFile(filepath.Join(dir, filepath.FromSlash(rel))), Size: st.size})

@@ -46,6 +46,19 @@ func ListenAddr(addr, def string) (string, error) {
 type Hosts struct {
 	names []string // lower case, no trailing dot; IPs in canonical form; sorted
 	port  string   // a Host with another port is refused
+	reach Reach
+}
+
+// Reach says where a server can be opened: OpenAt lists the host:port
+// addresses people can put in a browser or a client's config that the
+// guard accepts (a loopback address first, then the bound host, then each
+// allowed host); Beyond reports whether the server listens beyond this
+// machine's loopback, so that others may reach it. Both servers print it
+// on start, and the web app shows Beyond in its header.
+type Reach struct {
+	Bound  string   // the address as bound
+	OpenAt []string // host:port
+	Beyond bool
 }
 
 // New builds the allowlist for a server listening on boundAddr (host:port,
@@ -58,8 +71,17 @@ func New(boundAddr string, extra []string) (*Hosts, error) {
 		return nil, fmt.Errorf("%w %q: %v", ErrBadAddr, boundAddr, err)
 	}
 	h := &Hosts{port: port, names: []string{"localhost", "127.0.0.1", "::1"}}
-	if ip, err := netip.ParseAddr(host); err != nil || !ip.IsUnspecified() {
+	h.reach.Bound = boundAddr
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	switch {
+	case err == nil && ip.IsUnspecified():
+		// Every interface (Go listens on both families for either
+		// wildcard): opened here through loopback.
+		h.reach.OpenAt, h.reach.Beyond = append(h.reach.OpenAt, net.JoinHostPort("127.0.0.1", port)), true
+	default:
 		h.names = append(h.names, canonical(host))
+		h.reach.OpenAt = append(h.reach.OpenAt, net.JoinHostPort(canonical(host), port))
+		h.reach.Beyond = err == nil && !ip.IsLoopback() || err != nil && canonical(host) != "localhost"
 	}
 	for _, x := range extra {
 		x = strings.TrimSpace(x)
@@ -67,10 +89,20 @@ func New(boundAddr string, extra []string) (*Hosts, error) {
 			return nil, fmt.Errorf("%w: allowed host %q must be a bare name or IP, without scheme or port", ErrBadAddr, x)
 		}
 		h.names = append(h.names, canonical(x))
+		if a := net.JoinHostPort(canonical(x), port); !slices.Contains(h.reach.OpenAt, a) {
+			h.reach.OpenAt = append(h.reach.OpenAt, a)
+		}
 	}
 	slices.Sort(h.names)
 	h.names = slices.Compact(h.names)
 	return h, nil
+}
+
+// Reach says where the server can be opened (see Reach).
+func (h *Hosts) Reach() Reach {
+	r := h.reach
+	r.OpenAt = slices.Clone(r.OpenAt)
+	return r
 }
 
 // canonical is the form names are compared in: lower case, without

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,8 +18,9 @@ const MCPPath = "/mcp"
 
 // HTTPServer is the Streamable HTTP transport, bound and ready to serve.
 type HTTPServer struct {
-	ln  net.Listener
-	srv *http.Server
+	ln    net.Listener
+	srv   *http.Server
+	reach httpguard.Reach
 }
 
 // Listen binds cfg.Addr (loopback unless another host is named) and builds
@@ -39,11 +39,14 @@ func (s *Server) Listen(cfg HTTPConfig) (*HTTPServer, error) {
 		return nil, fmt.Errorf("mcpserver: listening on %s: %w", addr, err)
 	}
 	h, err := s.handler(ln.Addr().String(), cfg)
-	if err != nil {
-		ln.Close()
-		return nil, err
+	if err == nil {
+		var hosts *httpguard.Hosts
+		if hosts, err = httpguard.New(ln.Addr().String(), cfg.AllowedHosts); err == nil {
+			return &HTTPServer{ln: ln, reach: hosts.Reach(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}, nil
+		}
 	}
-	return &HTTPServer{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}, nil
+	ln.Close()
+	return nil, err
 }
 
 // handler serves MCPPath for a server bound to boundAddr: each new MCP
@@ -73,16 +76,12 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 // Addr is the address the server listens on.
 func (h *HTTPServer) Addr() net.Addr { return h.ln.Addr() }
 
-// URL is where clients reach the server.
-func (h *HTTPServer) URL() string {
-	addr := h.ln.Addr().String()
-	if host, port, err := net.SplitHostPort(addr); err == nil {
-		if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
-			addr = net.JoinHostPort("127.0.0.1", port)
-		}
-	}
-	return "http://" + addr + MCPPath
-}
+// URL is where clients on this machine reach the server.
+func (h *HTTPServer) URL() string { return "http://" + h.reach.OpenAt[0] + MCPPath }
+
+// Reach says where the server can be opened, and whether it listens
+// beyond this machine.
+func (h *HTTPServer) Reach() httpguard.Reach { return h.reach }
 
 // Serve serves until ctx ends, then shuts down, giving open requests a few
 // seconds to finish.

@@ -41,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
@@ -62,6 +63,13 @@ type Config struct {
 	Chat chat.Deps
 	// Attach names the packs attached to every session.
 	Attach []string
+	// Prepare, when set, makes the packs ready (packs mcp installs the
+	// built-in packs there) and returns the packs to attach in place of
+	// Attach. It runs once, in the background: ServeStdio starts it at
+	// once and answers the client's discovery and initialize meanwhile;
+	// a session's chat opens when it is done. Its error fails every
+	// session.
+	Prepare func(ctx context.Context) (attach []string, err error)
 	// Version is reported to clients in initialize.
 	Version string
 	// Logger receives the server's diagnostics; nil discards them. Over
@@ -91,6 +99,11 @@ type Server struct {
 	// multiRoundTrip offers protocol versions newer than syncProtocol
 	// (parked.go); New turns it on. Off, such a client falls back.
 	multiRoundTrip bool
+
+	prepOnce sync.Once
+	prepared chan struct{} // closed when attach and prepErr are set
+	attach   []string
+	prepErr  error
 }
 
 // New returns a server for cfg.
@@ -104,26 +117,67 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Chat.Logger == nil {
 		cfg.Chat.Logger = cfg.Logger
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, multiRoundTrip: true}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, multiRoundTrip: true, prepared: make(chan struct{})}, nil
+}
+
+// served returns the packs every session attaches: Attach, or what
+// Prepare returned. The first call starts Prepare (with ctx); every call
+// waits for it, or for its own ctx to end.
+func (s *Server) served(ctx context.Context) ([]string, error) {
+	s.prepOnce.Do(func() {
+		if s.cfg.Prepare == nil {
+			s.attach = s.cfg.Attach
+			close(s.prepared)
+			return
+		}
+		go func() {
+			defer close(s.prepared)
+			s.attach, s.prepErr = s.cfg.Prepare(ctx)
+		}()
+	})
+	select {
+	case <-s.prepared:
+		return s.attach, s.prepErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // ServeStdio serves one client that speaks newline-delimited JSON-RPC on r
 // and w (the MCP stdio transport) until it disconnects or ctx ends. When r
 // ends, every request read before has been answered first (see drain). The
 // server does not close r or w.
+//
+// The client is answered from its first message: discovery and initialize
+// do not wait for Prepare (a client gives up on a slow discovery and
+// falls back to initialize). Its chat opens meanwhile, in the background,
+// so that a broken state directory ends the session with its error and the
+// first tools/list (which waits for the chat) needs no list_changed.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	c := s.newConn()
-	// One client per process: open its chat now, so a broken state
-	// directory fails at start and the first tools/list needs no
-	// list_changed.
-	if err := c.open(ctx); err != nil {
-		return err
-	}
+	c.stdio = true
 	defer c.watch.close()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	opened := make(chan struct{})
+	go func() {
+		defer close(opened)
+		if err := c.open(runCtx); err != nil {
+			cancel(err)
+		}
+	}()
 	d := newDrain()
 	defer d.end()
-	in := &drainReader{ctx: ctx, d: d, in: bufio.NewReader(r)}
-	err := c.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: drainWriter{d: d, w: w}})
+	in := &drainReader{ctx: runCtx, d: d, in: bufio.NewReader(r)}
+	err := c.srv.Run(runCtx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: drainWriter{d: d, w: w}})
+	// The chat (and Prepare) finish before the caller closes what they
+	// use; one that failed is the session's error, even when the client
+	// left first.
+	<-opened
+	<-s.prepared
+	if cause := context.Cause(runCtx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || clientGone(err)) {
 		return nil
 	}
@@ -136,8 +190,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 // servers it builds only to read protocol versions cost nothing), or at the
 // latest on the session's first request after initialize.
 type conn struct {
-	s   *Server
-	srv *mcp.Server
+	s     *Server
+	srv   *mcp.Server
+	stdio bool // served by ServeStdio: discovery is answered here (discover)
 
 	openMu sync.Mutex // serializes open; held while the chat opens
 	mu     sync.Mutex // guards the fields below
@@ -165,12 +220,7 @@ func (s *Server) newConn() *conn {
 		CompletionHandler:         c.complete,
 		SubscribeHandler:          c.subscribe,
 		UnsubscribeHandler:        c.unsubscribe,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Logging:   &mcp.LoggingCapabilities{},
-		},
+		Capabilities:              capabilities(),
 		// The HTTP handler asks for a session ID exactly when it starts a
 		// session on this server, before the session is connected: the
 		// moment to open the chat, so that registering its tools sends no
@@ -184,6 +234,32 @@ func (s *Server) newConn() *conn {
 	})
 	c.srv.AddReceivingMiddleware(c.middleware)
 	return c
+}
+
+// capabilities are the server's, as initialize and discovery state them.
+func capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Logging:     &mcp.LoggingCapabilities{},
+		Completions: &mcp.CompletionCapabilities{},
+	}
+}
+
+// discover answers server/discover over stdio here, not in the SDK: the
+// SDK's answer also marks the session as initialized, so a client that
+// then falls back to initialize (its discovery timed out, or it chose the
+// older protocol) would be refused as a duplicate. Over HTTP the SDK keeps
+// no such state for discovery.
+func (c *conn) discover() *mcp.DiscoverResult {
+	res := &mcp.DiscoverResult{
+		SupportedVersions: protocolVersions(c.s.multiRoundTrip),
+		Capabilities:      capabilities(),
+		Instructions:      instructions,
+	}
+	res.CacheScope = "public"
+	return res
 }
 
 // syncProtocol is the newest protocol version whose elicitation is a
@@ -215,14 +291,32 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "logging/setLevel":
 			c.setLogLevel(req)
+		case "server/discover":
+			if c.stdio {
+				return c.discover(), nil
+			}
 		case "initialize", "notifications/initialized", "ping", "notifications/cancelled":
 		default:
 			if err := c.open(ctx); err != nil {
-				return nil, err
+				return nil, withCode(err, jsonrpc.CodeInternalError)
 			}
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if method == "initialize" {
+			return res, withCode(err, jsonrpc.CodeInvalidRequest)
+		}
+		return res, withCode(err, jsonrpc.CodeInternalError)
 	}
+}
+
+// withCode gives err a JSON-RPC error code when it has none: the SDK
+// answers an error without one with code 0, which no client can classify.
+func withCode(err error, code int64) error {
+	var wire *jsonrpc.Error
+	if err == nil || errors.As(err, &wire) {
+		return err
+	}
+	return &jsonrpc.Error{Code: code, Message: err.Error()}
 }
 
 // open opens the session's chat once, attaches the configured packs and
@@ -240,7 +334,15 @@ func (c *conn) open(ctx context.Context) error {
 	// held here; syncTools ignores those calls until c.chat is set.
 	// A pack disabled since the server started is left out of new
 	// sessions (packs disable), as packs mcp leaves it out at start.
-	attach := slices.DeleteFunc(slices.Clone(c.s.cfg.Attach), func(name string) bool {
+	served, err := c.s.served(ctx)
+	if err != nil {
+		err = fmt.Errorf("mcpserver: preparing the packs: %w", err)
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		return err
+	}
+	attach := slices.DeleteFunc(slices.Clone(served), func(name string) bool {
 		err := c.s.cfg.Chat.Store.CheckEnabled(ctx, name)
 		if errors.Is(err, store.ErrPackDisabled) {
 			c.s.log.Warn("mcpserver: pack not served: it is disabled; packs enable turns it back on", "pack", name)

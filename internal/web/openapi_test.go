@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -73,3 +75,40 @@ func TestOpenAPI(t *testing.T) {
 }
 
 var refRE = regexp.MustCompile(`"\$ref":"#/components/([A-Za-z]+)/([A-Za-z]+)"`)
+
+// TestOpenAPIShapes: a generator can type what the document describes.
+// Every object schema says what its members are (properties, or
+// additionalProperties: an open object such as a tool's arguments is
+// additionalProperties: true), so openapi-typescript does not make it
+// Record<string, never>; and every operation names its 4xx answers.
+func TestOpenAPIShapes(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["type"] == "object" && v["properties"] == nil && v["additionalProperties"] == nil && v["patternProperties"] == nil {
+				t.Errorf("%s: an object schema with no properties and no additionalProperties", path)
+			}
+			for k, x := range v {
+				walk(path+"/"+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s/%d", path, i), x)
+			}
+		}
+	}
+	walk("#", doc)
+	for p, item := range doc["paths"].(map[string]any) {
+		for m, op := range item.(map[string]any) {
+			responses, _ := op.(map[string]any)["responses"].(map[string]any)
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(responses)), func(code string) bool { return strings.HasPrefix(code, "4") }) {
+				t.Errorf("%s %s: no 4xx response", strings.ToUpper(m), p)
+			}
+		}
+	}
+}

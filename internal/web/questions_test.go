@@ -85,15 +85,20 @@ func TestQuestionCard(t *testing.T) {
 	}
 }
 
+// hostileHTML is markup and escape sequences a tool puts in a question:
+// the web app shows it as text.
+const hostileHTML = `<img src=x onerror=window.pwned=1><b>bold</b> \u001b]0;title\u0007`
+
 // TestBrowserQuestion: in headless Chromium, a tool's question shows as a
-// form in its tool card; the person picks an answer and the tool gets it.
+// form in its tool card, as text even where it holds markup; the person
+// picks an answer and the tool gets it.
 func TestBrowserQuestion(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
 	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"path": askPack, "grant": []string{"ask_person"}}, nil)
 	e.model.Push(
 		calls(call(chat.ToolEnableTools, `{"pack_id":"ask-pack"}`)),
-		calls(call("ask-pack__ask", `{"message": "Deploy to which region?", "schema": {"type": "object", "properties": {"region": {"type": "string", "enum": ["eu", "us"]}, "replicas": {"type": "integer"}}, "required": ["region"]}}`)),
+		calls(call("ask-pack__ask", `{"message": "Deploy to which region? `+hostileHTML+`", "schema": {"type": "object", "properties": {"region": {"type": "string", "enum": ["eu", "us"], "description": "`+hostileHTML+`"}, "replicas": {"type": "integer", "title": "`+hostileHTML+`"}}, "required": ["region"]}}`)),
 		llmtest.Turn{Text: "Deployed."},
 	)
 	b := openBrowser(t, chromium, screenshotDir(t))
@@ -110,6 +115,11 @@ func TestBrowserQuestion(t *testing.T) {
 	b.step("the question shows", chromedp.WaitVisible(chromedp.CSS("form.question select[name=region]")))
 	if msg := must(t, b.ctx, chromedp.Text(chromedp.CSS("form.question"))); !strings.Contains(msg, "ask-pack asks you: Deploy to which region?") {
 		t.Fatalf("the question card says %q", msg)
+	}
+	// What the tool wrote is text: no element of its making, no script run.
+	b.poll("the question's markup shows as text", `document.querySelector("form.question").textContent.includes("<img src=x")`)
+	if n := must(t, b.ctx, chromedp.Evaluate[int](`document.querySelectorAll("form.question img, form.question b").length + (window.pwned ? 100 : 0)`)); n != 0 {
+		t.Fatalf("the question's HTML was rendered (%d)", n)
 	}
 	b.shot("question")
 	b.step("answer", chromedp.SetValue(chromedp.CSS("form.question select[name=region]"), "us"),

@@ -104,6 +104,7 @@ type Server struct {
 	chats map[string]*chatState
 	base  context.Context // Serve's context: turns end with it
 	turns sync.WaitGroup
+	reach httpguard.Reach // where the server can be opened, once Handler ran
 }
 
 // New checks cfg and returns a Server.
@@ -181,6 +182,9 @@ func (s *Server) Handler(boundAddr string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	s.reach = g.hosts.Reach()
+	s.mu.Unlock()
 	return g.wrap(s.routes()), nil
 }
 
@@ -307,7 +311,16 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 			m.Commands = s.serveCommands()
 		}
 	}
-	out := map[string]any{"version": s.cfg.Version, "model": m, "authenticated": isAuthenticated(r)}
+	type listen struct {
+		Address        string   `json:"address"`
+		OpenAt         []string `json:"open_at"`
+		BeyondLoopback bool     `json:"beyond_loopback"`
+	}
+	s.mu.Lock()
+	reach := s.reach
+	s.mu.Unlock()
+	out := map[string]any{"version": s.cfg.Version, "model": m, "authenticated": isAuthenticated(r),
+		"listen": listen{Address: reach.Bound, OpenAt: orEmpty(reach.OpenAt), BeyondLoopback: reach.Beyond}}
 	if isAuthenticated(r) {
 		out["home"] = s.cfg.App.Home.Dir()
 	}

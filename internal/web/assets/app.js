@@ -113,6 +113,11 @@ async function loadStatus() {
   }
   const m = state.status.model;
   $("#model").textContent = m.configured ? "model: " + m.describe : "no model configured";
+  // Listening beyond loopback: whoever reaches the port with the token acts as you.
+  const l = state.status.listen;
+  $("#exposed").hidden = !l.beyond_loopback;
+  $("#exposed").textContent = l.beyond_loopback ? "open to the network at " + l.address : "";
+  $("#exposed").title = l.beyond_loopback ? "packs serve listens beyond this machine: anyone who reaches " + l.address + " and holds the token acts as you. Restart it with --addr 127.0.0.1:PORT to keep it on this machine." : "";
   if (!m.configured) {
     // The exact commands for this server's home and executable: a bare
     // "packs serve" may not be on PATH, and would open another home.
