@@ -74,7 +74,7 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 					}
 					fs = append(fs, packs.CheckHost(pk, h)...)
 				}
-				fs = append(fs, packs.CheckShipped(p, pk)...)
+				fs = append(fs, packs.CheckShipped(p, pk, fs)...)
 				if err == nil && hasWasm(pk) {
 					if rt == nil {
 						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
