@@ -343,16 +343,6 @@ func (c *cli) explainEnv(a *app.App) capability.Env {
 	return capability.Env{Home: home, Getenv: c.getenv, Workspace: filepath.Join(a.Home.WorkspacesDir(), "cli")}
 }
 
-// grantsHook is an App.Installed hook: it records the grants packs add made
-// in packs.db, the source of every grant check, and mirrors them into the
-// lock entry (App.ReplaceGrants, the web app's install path too).
-func grantsHook(a *app.App, grants []capability.UserGrant) func(context.Context, packs.LockEntry) error {
-	return func(ctx context.Context, e packs.LockEntry) error {
-		_, err := a.ReplaceGrants(ctx, e.Name, grants)
-		return err
-	}
-}
-
 // forgetGrantsHook is an App.Removed hook: a removed pack keeps no grants.
 func forgetGrantsHook(a *app.App) func(context.Context, string) error {
 	return func(ctx context.Context, name string) error { return a.DB.DeleteGrants(ctx, name) }

@@ -146,6 +146,12 @@ func summary(e Entry) string {
 			return "(unreadable body)"
 		}
 		return callSummary(b)
+	case KindInstall:
+		var b installBody
+		if json.Unmarshal(e.Body, &b) != nil {
+			return "(unreadable body)"
+		}
+		return installSummary(b)
 	}
 	return string(e.Body)
 }
