@@ -49,6 +49,16 @@ func (l *Log) RecordInstall(ctx context.Context, in Install) error {
 	return err
 }
 
+// InstallSummary is the one-line summary of an install row's body, as
+// packs audit prints it.
+func InstallSummary(body json.RawMessage) string {
+	var b installBody
+	if json.Unmarshal(body, &b) != nil {
+		return "(unreadable body)"
+	}
+	return installSummary(b)
+}
+
 func installSummary(b installBody) string {
 	verb := "installed"
 	if b.Previous != "" {

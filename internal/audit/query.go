@@ -147,11 +147,7 @@ func summary(e Entry) string {
 		}
 		return callSummary(b)
 	case KindInstall:
-		var b installBody
-		if json.Unmarshal(e.Body, &b) != nil {
-			return "(unreadable body)"
-		}
-		return installSummary(b)
+		return InstallSummary(e.Body)
 	}
 	return string(e.Body)
 }
