@@ -370,17 +370,11 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if _, err := s.cfg.App.DB.RevokeGrant(r.Context(), name, n); err != nil {
-		s.fail(w, err)
-		return
-	}
 	// packs.db, where every check reads grants, is revoked; the lock entry
 	// follows, as after packs revoke. A modified pack keeps its entry (it
 	// does not run anyway): the revoke stands and the reply shows the
 	// status.
-	if _, err := s.cfg.App.MirrorGrants(r.Context(), name); errors.Is(err, packs.ErrModified) {
-		s.log.Warn("web: revoked in packs.db, packs.lock left alone", "pack", name, "err", err)
-	} else if err != nil {
+	if _, err := s.cfg.App.RevokeGrant(r.Context(), name, n); err != nil {
 		s.fail(w, err)
 		return
 	}
