@@ -50,6 +50,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
 		c.recipeCommand(),
 		c.packCommand(), c.signCommand(), c.publishCommand(), c.updateCommand(), c.bundleCommand(),
+		c.reviewCommand(),
 	}
 }
 
