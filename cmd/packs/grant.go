@@ -92,7 +92,7 @@ still would not hold, and why (the policy, for one).`,
 				}
 			}
 			pol := a.Policy
-			user, err := a.DB.PeekGrants(ctx, p.Name, chat)
+			user, err := a.DB.PeekGrants(ctx, p.Name, chat, a.Grants().Lapse())
 			if err != nil {
 				return err
 			}

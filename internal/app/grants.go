@@ -42,6 +42,16 @@ func (a *App) Grants() Grants {
 	return Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}
 }
 
+// Lapse is the time before which a persistent grant (granted or last
+// kept) has lapsed, for store.DB's CallGrants and PeekGrants; zero when
+// grants do not lapse.
+func (g Grants) Lapse() time.Time {
+	if g.LapseAfter <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(-g.LapseAfter)
+}
+
 // lapseAfter is Grants.LapseAfter under pol.
 func lapseAfter(pol *capability.Policy) time.Duration {
 	if !pol.ReviewLapse() {
@@ -69,11 +79,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 	// A disabled pack runs nothing, from any front end: every call of an
 	// installed pack's tool, and every builtin run under its grant, comes
 	// here first. CallGrants refuses it in the same read as the grants.
-	var lapse time.Time
-	if g.LapseAfter > 0 {
-		lapse = time.Now().Add(-g.LapseAfter)
-	}
-	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take, lapse)
+	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take, g.Lapse())
 	if err != nil || len(user) > 0 || g.Home == nil {
 		return user, err
 	}

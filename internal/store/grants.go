@@ -124,9 +124,9 @@ func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
 
 // PeekGrants returns the grants that apply to a call of pack in chat, as
 // TakeGrants does, without spending the once grants: for showing what a call
-// would hold.
-func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	return db.callGrants(ctx, pack, chat, false, false, time.Time{})
+// would hold. Grants lapse as in CallGrants.
+func (db *DB) PeekGrants(ctx context.Context, pack, chat string, lapse time.Time) ([]capability.UserGrant, error) {
+	return db.callGrants(ctx, pack, chat, false, false, lapse)
 }
 
 // TakeGrants returns the grants that apply to one call of pack in chat (""

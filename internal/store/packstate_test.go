@@ -82,7 +82,7 @@ func BenchmarkPeekGrants(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := db.PeekGrants(ctx, "web-fetch", "chat_1"); err != nil {
+		if _, err := db.PeekGrants(ctx, "web-fetch", "chat_1", time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -168,7 +168,7 @@ func TestCallGrants(t *testing.T) {
 			if !slices.Equal(names, tt.want) {
 				t.Errorf("CallGrants = %v, want %v", names, tt.want)
 			}
-			left, err := db.PeekGrants(ctx, "p", "chat-1")
+			left, err := db.PeekGrants(ctx, "p", "chat-1", time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

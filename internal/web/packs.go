@@ -132,7 +132,7 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 		return out, nil
 	}
 	ref := ip.Entry.Ref()
-	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "")
+	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "", s.cfg.App.Grants().Lapse())
 	if err != nil {
 		return out, err
 	}
