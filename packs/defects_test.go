@@ -40,6 +40,11 @@ func TestHexRefIsACommit(t *testing.T) {
 	if _, err := stageSource(t, h, base+"#abcdef0123", FetchOptions{}); !errors.Is(err, ErrRefNotFound) {
 		t.Errorf("a hex-named branch that is no commit: err = %v, want ErrRefNotFound", err)
 	}
+	// Named in full, such a branch is what the person asked for.
+	e, err := stageSource(t, openTestHome(t, t.TempDir()), base+"#refs/heads/abcdef0123", FetchOptions{})
+	if err != nil || e.Resolved != "git:"+fx.v2 {
+		t.Errorf("#refs/heads/abcdef0123: %s, %v; want the branch's commit %s", e.Resolved, err, fx.v2)
+	}
 }
 
 // TestIndexRefusesLocalGit: an index entry may not name a repository on
