@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,6 +63,9 @@ type Policy struct {
 	personRisk     RiskLevel    // [approval] never_auto_approve_risk; "" for none (policy_risk.go)
 	trust          trustSection // keys normalized to "TYPE BASE64"
 	confinement    Confinement  // [exec] confinement; "" is ConfinementRequired
+	reviewAfter    time.Duration
+	reviewLapse    bool
+	reviewRaw      string // [review] after as written
 }
 
 type preapproval struct {
@@ -80,11 +84,20 @@ type policyFile struct {
 	Approval   approvalSection  `toml:"approval,omitempty"`
 	Trust      trustSection     `toml:"trust,omitempty"`
 	Exec       execSection      `toml:"exec,omitempty"`
+	Review     reviewSection    `toml:"review,omitempty"`
 }
 
 // execSection is [exec]: how native commands must be confined.
 type execSection struct {
 	Confinement string `toml:"confinement,omitempty"` // "required" (the default) or "best-effort"
+}
+
+// reviewSection is [review]: how old a person's grant may grow before it
+// is due for review (spec 001: "users prompted to review capabilities
+// periodically"), and whether an unreviewed grant lapses.
+type reviewSection struct {
+	After string `toml:"after,omitempty"` // "90d", or a Go duration ("720h")
+	Lapse bool   `toml:"lapse,omitempty"` // a grant due for review no longer holds
 }
 
 // trustSection is [trust]: who may sign packs, whom to refuse, and which
@@ -254,8 +267,59 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	if err := p.parseTrust(&f.Trust, fail); err != nil {
 		return nil, err
 	}
+	if err := p.parseReview(&f.Review, fail); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
+
+func (p *Policy) parseReview(r *reviewSection, fail failFunc) error {
+	if r.After == "" {
+		if r.Lapse {
+			return fail("review.lapse", "lapse needs an age: write after = \"90d\" (days) or a duration such as \"720h\"")
+		}
+		return nil
+	}
+	d, err := ParseAge(r.After)
+	if err != nil {
+		return fail("review.after", "%v", err)
+	}
+	p.reviewAfter, p.reviewLapse, p.reviewRaw = d, r.Lapse, r.After
+	return nil
+}
+
+// ParseAge reads an age as [review] after writes it: a whole number of
+// days ("90d") or a Go duration ("720h"), more than zero.
+func ParseAge(s string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100*365 {
+			return 0, fmt.Errorf("%q is not an age: write a number of days (\"90d\") or a duration (\"720h\")", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil || d <= 0 {
+			return 0, fmt.Errorf("%q is not an age: write a number of days (\"90d\") or a duration (\"720h\")", s)
+		}
+	}
+	return d, nil
+}
+
+// ReviewAfter is how old a person's persistent grant may grow (since it
+// was granted or last kept) before it is due for review; 0 when the
+// policy asks for no review.
+func (p *Policy) ReviewAfter() time.Duration {
+	if p == nil {
+		return 0
+	}
+	return p.reviewAfter
+}
+
+// ReviewLapse reports whether a grant due for review no longer holds
+// until the person keeps it.
+func (p *Policy) ReviewLapse() bool { return p != nil && p.reviewLapse }
 
 // sourceKinds are the kinds of pack source [trust] require_signature names.
 var sourceKinds = []string{"local", "git", "https", "oci"}
@@ -655,6 +719,7 @@ func (p *Policy) Format() (string, error) {
 		f.Approval.Unlisted = "deny"
 	}
 	f.Trust = p.trust
+	f.Review = reviewSection{After: p.reviewRaw, Lapse: p.reviewLapse}
 	out, err := toml.Marshal(f)
 	if err != nil {
 		return "", fmt.Errorf("capability: formatting the policy: %w", err)

@@ -20,7 +20,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
-var commitPrefix = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+// commitPrefix is a #REF that names a commit: 4 to 40 hex digits. Such a
+// ref resolves as a commit and never as a branch or tag, whatever the host
+// advertises: a host could otherwise push a branch named after the commit
+// a person pinned.
+var commitPrefix = regexp.MustCompile(`^[0-9a-f]{4,40}$`)
 
 // fetchGit fetches src into tmp and writes the pack folder's files at the
 // resolved commit under tmp (named after the pack). It returns that folder
@@ -110,15 +114,17 @@ func pickRef(src Source, refs []*plumbing.Reference) (plumbing.Hash, string, err
 		}
 		return r.Hash(), "+" + name.String() + ":refs/fetched", nil
 	}
+	if commitPrefix.MatchString(src.Ref) {
+		// A commit, resolved among the fetched history (resolveCommit); a
+		// branch or tag of that name is never followed.
+		return plumbing.ZeroHash, "", nil
+	}
 	for _, name := range []plumbing.ReferenceName{
 		plumbing.NewBranchReferenceName(src.Ref), plumbing.NewTagReferenceName(src.Ref), plumbing.ReferenceName(src.Ref),
 	} {
 		if r := peel(byName[name]); r != nil && strings.HasPrefix(name.String(), "refs/") {
 			return r.Hash(), "+" + name.String() + ":refs/fetched", nil
 		}
-	}
-	if commitPrefix.MatchString(src.Ref) {
-		return plumbing.ZeroHash, "", nil
 	}
 	var names []string
 	for _, r := range refs {
@@ -168,7 +174,7 @@ func resolveCommit(repo *git.Repository, want plumbing.Hash, src Source) (*objec
 	case err != nil:
 		return nil, err
 	case len(found) == 0:
-		return nil, fmt.Errorf("%w: %s has no commit %s on any branch or tag", ErrRefNotFound, src.URL, src.Ref)
+		return nil, fmt.Errorf("%w: %s has no commit %s on any branch or tag (a #REF of hex digits names a commit, never a branch or tag of that name)", ErrRefNotFound, src.URL, src.Ref)
 	case len(found) > 1:
 		return nil, fmt.Errorf("%w: %s: commit prefix %s is ambiguous: give more digits", ErrRefNotFound, src.URL, src.Ref)
 	}

@@ -64,7 +64,7 @@
 //	wasm-import               [error]   a module that imports a function its ABI does not provide (runtime.Check)
 //	exec-command              [error]   an exec argv[0] that is not a bare program name or absolute path
 //	exec-placeholder          [error]   a {{param}} that names no input_schema property, or is malformed
-//	exec-grant                [warning] an exec tool whose command the manifest's terminal_exec does not list
+//	exec-grant                [warning] an exec tool whose command the manifest's terminal_exec does not list (packs add refuses the pack)
 //	exec-blocked              [error]   an exec tool whose command the manifest blocks
 //	root-missing              [warning] a discovery root that does not exist
 //	discover-limit            [warning] discovery stopped at MaxPacks

@@ -331,7 +331,7 @@ func copyTree(ctx context.Context, src, dst string) error {
 			if err != nil {
 				return err
 			}
-			if filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target))) {
+			if linkLeaves(slashRel, target) {
 				return fmt.Errorf("%w: symlink %s -> %s leaves the pack: make it relative and inside the pack", ErrPathEscape, slashRel, target)
 			}
 			return os.Symlink(target, to)
@@ -348,6 +348,14 @@ func copyTree(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("packs: copy %s: %w", src, err)
 	}
 	return nil
+}
+
+// linkLeaves reports whether a symlink at slashRel (slash-separated,
+// relative to the pack) whose target is target points outside the pack:
+// the one rule that Stage (which refuses such a pack) and CheckShipped
+// (which packs validate reports) share.
+func linkLeaves(slashRel, target string) bool {
+	return filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target)))
 }
 
 // copyFile copies one regular file, keeping only its execute bit.

@@ -96,7 +96,7 @@ func Load(dir string, opt LoadOptions) (*Pack, error) {
 // It never panics, whatever the folder holds.
 func Validate(dir string, opt LoadOptions) []Finding {
 	p, fs := load(dir, opt)
-	return append(fs, CheckShipped(dir, p)...)
+	return append(fs, CheckShipped(dir, p, fs)...)
 }
 
 // load does the work of Load and Validate. The pack it returns is partial

@@ -289,8 +289,13 @@ const maxBuildFindings = 20
 
 // CheckShipped checks what the pack folder dir ships (p is its load, nil
 // or partial when it has errors): an unreadable ignore file and an excluded file that the pack needs
-// are errors; build output that would be installed is a warning.
-func CheckShipped(dir string, p *Pack) []Finding {
+// are errors, and so is a symlink that leaves the pack (Stage refuses it);
+// build output that would be installed is a warning.
+//
+// loaded are the findings of loading dir: when they already say that a
+// path leaves the pack, a symlink is not reported a second time.
+func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
+	escaped := slices.ContainsFunc(loaded, func(f Finding) bool { return f.Rule == "path-escape" && f.Severity == SeverityError })
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
@@ -338,6 +343,13 @@ func CheckShipped(dir string, p *Pack) []Finding {
 				}
 				warn(rel+"/", b.what)
 				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if target, err := os.Readlink(p); err == nil && !escaped && linkLeaves(rel, target) {
+				out = append(out, Finding{Pack: pack, File: show(rel), Severity: SeverityError, Rule: "path-escape",
+					Message: fmt.Sprintf("symlink %s -> %s leaves the pack, and packs add refuses it: make it relative and inside the pack, or copy the file in", rel, target)})
 			}
 			return nil
 		}

@@ -115,7 +115,7 @@ func TestCheckShipped(t *testing.T) {
 			dir := shipPack(t, tt.extra)
 			p, _ := load(dir, LoadOptions{})
 			var got []string
-			for _, f := range CheckShipped(dir, p) {
+			for _, f := range CheckShipped(dir, p, nil) {
 				rel, _ := filepath.Rel(dir, f.File)
 				got = append(got, f.Rule+" "+filepath.ToSlash(rel)+":"+itoa(f.Line))
 			}

@@ -50,7 +50,8 @@ const (
 //	git+file:///PATH[#REF][:SUBDIR]        a git repository on disk
 //	https://HOST/…/x.tar.gz#sha256=HEX     an archive, pinned by digest
 //
-// REF is a branch, a tag or a commit (at least 7 hex digits); without it
+// REF is a branch, a tag or a commit (4 to 40 hex digits, always a commit
+// even if a branch or tag has that name); without it
 // the repository's HEAD. SUBDIR is the pack folder inside the repository.
 type Source struct {
 	Kind   SourceKind

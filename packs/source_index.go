@@ -36,7 +36,8 @@ func IsPackName(s string) bool { return len(s) <= 64 && indexNameRE.MatchString(
 //	clock = "https://mirror.example.com/clock-0.5.tar.gz#sha256=…"
 //
 // Each value must be a remote source ParseSource reads (git, https, oci),
-// never a local path or another name.
+// never a local path, a repository on this machine (git+file://) or
+// another name: an index names what everyone who reads it can fetch.
 func ParseIndex(file string, data []byte) (map[string]string, error) {
 	var doc struct {
 		Version int               `toml:"version"`
@@ -53,8 +54,8 @@ func ParseIndex(file string, data []byte) (map[string]string, error) {
 			return nil, fmt.Errorf("%w %s: %q is not a pack name", ErrIndex, file, name)
 		}
 		src, err := ParseSource(source)
-		if err != nil || src.Kind == SourceLocal {
-			return nil, fmt.Errorf("%w %s: pack %s: %q is not a git, https or oci source", ErrIndex, file, name, source)
+		if err != nil || src.Kind == SourceLocal || src.Kind == SourceGit && strings.HasPrefix(src.URL, "file:") {
+			return nil, fmt.Errorf("%w %s: pack %s: %q is not a remote git, https or oci source", ErrIndex, file, name, source)
 		}
 	}
 	return doc.Packs, nil

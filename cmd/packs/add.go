@@ -100,52 +100,10 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				fmt.Fprintf(c.stdout, "installed %s %s (%s, built in)\n", e.Name, e.Version, e.Integrity)
 				return nil
 			}
-			source, err := c.resolveName(ctx, args[0], index)
-			if err != nil {
-				return err
+			if index == "" {
+				index = c.getenv("PACKS_INDEX")
 			}
-			trust, err := addTrust(a.Policy, source, signerFiles)
-			if err != nil {
-				return err
-			}
-			st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
-			var le *packs.LoadError
-			if errors.As(err, &le) {
-				for _, f := range le.Findings {
-					fmt.Fprintln(c.stderr, f.String())
-				}
-				errs, _ := count(le.Findings)
-				return fmt.Errorf("add: %s has %s: fix them (packs validate shows them) and run packs add again", args[0], plural(errs, "error"))
-			}
-			switch {
-			case errors.Is(err, packs.ErrUntrustedSigner):
-				return exitWith(exitDenied, fmt.Errorf("add: %s: if you trust that key, pass --signer KEY.pub, or ask the policy's administrator to add it to [trust] signers", strings.TrimPrefix(err.Error(), "packs: ")))
-			case errors.Is(err, packs.ErrSignerBlocked), errors.Is(err, packs.ErrSignatureRequired):
-				return exitWith(exitDenied, fmt.Errorf("add: %s (policy %s)", strings.TrimPrefix(err.Error(), "packs: "), a.Policy.Source()))
-			case errors.Is(err, packs.ErrSignature):
-				return exitWith(exitDenied, fmt.Errorf("add: %s: do not install it; get the archive and its .sig again from the author", strings.TrimPrefix(err.Error(), "packs: ")))
-			}
-			if errors.Is(err, packs.ErrUnpinned) {
-				return usageError("add: %s: add #sha256=HEX (the archive's digest, as packs pack prints it) to the URL, or pass --allow-unpinned", strings.TrimPrefix(err.Error(), "packs: "))
-			}
-			if err != nil {
-				return err
-			}
-			defer st.Discard()
-			ref := st.Ref()
-			if err := a.Policy.Blocked(ref); err != nil {
-				return exitWith(exitDenied, fmt.Errorf("add %s: blocked by policy %s: %s: ask the policy's administrator, or choose another pack",
-					st.Name(), a.Policy.Source(), blockReason(a.Policy, ref)))
-			}
-			for _, f := range st.Findings {
-				fmt.Fprintln(c.stderr, f.String())
-			}
-			if err := c.refuseMisfit(c.stderr, "add", st.Pack, a.Home.Dir()); err != nil {
-				return err
-			}
-			req := st.Pack.Request()
-			pre := preApproved(a.Policy, ref, req)
-			grants, err := parseGrantFlag(grantFlag, req)
+			signers, err := readSigners(signerFiles)
 			if err != nil {
 				return err
 			}
@@ -153,33 +111,49 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			if asJSON {
 				shown = c.stderr
 			}
-			preRep, err := capability.Explain(ref, req, nil, a.Policy, c.explainEnv(a))
-			if err != nil {
-				return err
-			}
-			showRequest(shown, st, req, pre, preRep, a.Policy.Source())
-			if !c.interactive && !yes && grantFlag == "" {
-				return usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
-			}
-			if grantFlag == "" && c.interactive && !yes {
-				if grants, err = c.askGrants(req, pre); err != nil {
-					return err
+			consent := app.ConsentFunc(func(_ context.Context, o app.Offer) ([]capability.UserGrant, error) {
+				st := o.Staged
+				if o.FromIndex != "" {
+					fmt.Fprintf(c.stderr, "%s: %s (from the index %s)\n", args[0], o.FromIndex, index)
 				}
-			}
-			if c.interactive && !yes {
-				ok, err := c.ask(fmt.Sprintf("Install %s?", st.Name()), true)
+				for _, f := range st.Findings {
+					fmt.Fprintln(c.stderr, f.String())
+				}
+				grants, err := parseGrantFlag(grantFlag, o.Request)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				if !ok {
-					return errors.New("add: not installed: you declined")
+				preRep, err := capability.Explain(st.Ref(), o.Request, nil, a.Policy, c.explainEnv(a))
+				if err != nil {
+					return nil, err
 				}
-			}
-			a.Installed = append(a.Installed, compileHook(a, c.stderr), grantsHook(a, grants))
-			e, err := a.InstallGrants(ctx, st, grants)
+				showRequest(shown, st, o.Request, o.PreApproved, preRep, a.Policy.Source())
+				if !c.interactive && !yes && grantFlag == "" {
+					return nil, usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
+				}
+				if grantFlag == "" && c.interactive && !yes {
+					if grants, err = c.askGrants(o.Request, o.PreApproved); err != nil {
+						return nil, err
+					}
+				}
+				if c.interactive && !yes {
+					ok, err := c.ask(fmt.Sprintf("Install %s?", st.Name()), true)
+					if err != nil {
+						return nil, err
+					}
+					if !ok {
+						return nil, fmt.Errorf("add: %w: you declined", app.ErrDeclined)
+					}
+				}
+				return grants, nil
+			})
+			a.Installed = append(a.Installed, compileHook(a, c.stderr))
+			res, err := a.Install(ctx, app.InstallRequest{Source: args[0], Index: index, Signers: signers,
+				AllowUnpinned: allowUnpinned, Consent: consent, By: "packs add"})
 			if err != nil {
-				return err
+				return c.installError("add", args[0], a, err, "")
 			}
+			e, pre := res.Entry, res.PreApproved
 			var denied []capability.Name
 			for _, n := range e.Requested() {
 				if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
@@ -187,24 +161,33 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				}
 			}
 			if asJSON {
-				res := addResult{packJSON: toJSON(app.InstalledPack{Entry: e, Status: app.StatusOK, Pack: st.Pack}),
+				res := addResult{packJSON: toJSON(app.InstalledPack{Entry: e, Status: app.StatusOK, Pack: res.Pack}),
 					PreApproved: capStrings(pre), NotGranted: capStrings(denied)}
 				return writeJSON(c.stdout, res)
 			}
 			fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
-			if len(grants) > 0 {
-				got, err := capability.Explain(ref, req, grants, a.Policy, c.explainEnv(a))
+			// What the grants hold, as packs capabilities says it: the
+			// effective resources, not the capability's name alone.
+			var granted []capability.Name
+			var user []capability.UserGrant
+			for _, n := range e.Requested() {
+				if e.Capabilities[n].Granted {
+					granted = append(granted, n)
+					user = append(user, capability.UserGrant{Capability: n, Resources: e.Capabilities[n].Resources, Scope: capability.ScopePersistent})
+				}
+			}
+			if len(granted) > 0 || len(pre) > 0 {
+				ref := capability.PackRef{Name: e.Name, Digest: e.Integrity}
+				got, err := capability.Explain(ref, res.Pack.Request(), user, a.Policy, c.explainEnv(a))
 				if err != nil {
 					return err
 				}
-				names := make([]capability.Name, len(grants))
-				for i, u := range grants {
-					names[i] = u.Capability
+				if len(granted) > 0 {
+					fmt.Fprintf(c.stdout, "granted: %s\n", holdings(got, granted))
 				}
-				fmt.Fprintf(c.stdout, "granted: %s\n", holdings(got, names))
-			}
-			if len(pre) > 0 {
-				fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), holdings(preRep, pre))
+				if len(pre) > 0 {
+					fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), holdings(got, pre))
+				}
 			}
 			if len(denied) > 0 {
 				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
@@ -221,49 +204,78 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 	return cmd
 }
 
-// resolveName turns a bare pack NAME that is not a folder or file here into
-// the source the pack index lists for it; any other source is returned as
-// is. The index is --index, else $PACKS_INDEX.
-func (c *cli) resolveName(ctx context.Context, source, index string) (string, error) {
-	if !packs.IsPackName(source) {
-		return source, nil
-	}
-	if _, err := os.Lstat(source); !errors.Is(err, os.ErrNotExist) {
-		return source, nil
-	}
-	if index == "" {
-		index = c.getenv("PACKS_INDEX")
-	}
-	if index == "" {
-		return "", usageError("add: there is no folder or file %q here, and no pack index to look the name up in: give a path or URL, or name an index with --index or $PACKS_INDEX", source)
-	}
-	resolved, err := packs.ResolveIndex(ctx, index, source, nil)
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(c.stderr, "%s: %s (from the index %s)\n", source, resolved, index)
-	return resolved, nil
-}
-
-// addTrust is the signature trust for installing source: the policy's
-// [trust] section plus the keys in the --signer files.
-func addTrust(pol *capability.Policy, source string, signerFiles []string) (packs.Trust, error) {
-	t := packs.Trust{Signers: pol.TrustedSigners(), Blocked: pol.BlockedSigners()}
-	for _, f := range signerFiles {
+// readSigners reads the --signer files: SSH public keys the person trusts
+// for this install.
+func readSigners(files []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return t, usageError("add: --signer: %v", err)
+			return nil, usageError("--signer: %v", err)
 		}
 		k, err := packs.NormalizeKey(string(b))
 		if err != nil {
-			return t, usageError("add: --signer %s: not an SSH public key: give a .pub file", f)
+			return nil, usageError("--signer %s: not an SSH public key: give a .pub file", f)
 		}
-		t.Signers = append(t.Signers, k)
+		out = append(out, k)
 	}
-	if src, err := packs.ParseSource(source); err == nil {
-		t.Require = pol.SignatureRequired(src.Kind.String())
+	return out, nil
+}
+
+// installError says what a refusal of the installer means and what to do,
+// with the exit status that means it; the findings of an invalid or
+// misfit pack go to stderr first. stays, when set, says what stays
+// installed (an update).
+func (c *cli) installError(verb, what string, a *app.App, err error, stays string) error {
+	if stays != "" {
+		stays = ": " + stays
 	}
-	return t, nil
+	trim := func(err error) string { return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "app: "), "packs: ") }
+	var le *packs.LoadError
+	var mf *app.MisfitError
+	var be *app.BlockedError
+	switch {
+	case errors.As(err, &le):
+		for _, f := range le.Findings {
+			fmt.Fprintln(c.stderr, f.String())
+		}
+		errs, _ := count(le.Findings)
+		return fmt.Errorf("%s: %s has %s: fix them (packs validate shows them) and run packs %s again%s", verb, what, plural(errs, "error"), verb, stays)
+	case errors.As(err, &mf):
+		for _, f := range mf.Findings {
+			fmt.Fprintln(c.stderr, f.String())
+		}
+		errs, _ := count(mf.Findings)
+		return fmt.Errorf("%s: %s does not fit this machine (%s): install what it needs, or use it on a machine it supports%s", verb, mf.Pack, plural(errs, "error"), stays)
+	case errors.As(err, &be):
+		return exitWith(exitDenied, fmt.Errorf("%s %s: blocked by policy %s: %s: ask the policy's administrator, or choose another pack%s",
+			verb, be.Ref.Name, a.Policy.Source(), blockReason(a.Policy, be.Ref), stays))
+	case errors.Is(err, packs.ErrUntrustedSigner):
+		return exitWith(exitDenied, fmt.Errorf("%s: %s: if you trust that key, pass --signer KEY.pub, or ask the policy's administrator to add it to [trust] signers%s", verb, trim(err), stays))
+	case errors.Is(err, packs.ErrSignerBlocked), errors.Is(err, packs.ErrSignatureRequired):
+		return exitWith(exitDenied, fmt.Errorf("%s: %s (policy %s, or --signer)%s", verb, trim(err), a.Policy.Source(), stays))
+	case errors.Is(err, packs.ErrSignature):
+		return exitWith(exitDenied, fmt.Errorf("%s: %s: do not install it; get the archive and its .sig again from the author%s", verb, trim(err), stays))
+	case errors.Is(err, app.ErrIndexName):
+		return exitWith(exitDenied, fmt.Errorf("%s: %s", verb, trim(err)))
+	case errors.Is(err, packs.ErrUnpinned):
+		return usageError("%s: %s: add #sha256=HEX (the archive's digest, as packs pack prints it) to the URL, or pass --allow-unpinned", verb, trim(err))
+	case errors.Is(err, app.ErrNoIndex):
+		return usageError("%s: %s with --index or $PACKS_INDEX", verb, trim(err))
+	case errors.Is(err, app.ErrExecNotRequested):
+		return fmt.Errorf("%s: %s%s", verb, trim(err), stays)
+	}
+	return err
+}
+
+// grantSpecs renders the person's grants in e's lock entry as packs
+// grant writes them.
+func grantSpecs(e packs.LockEntry) []string {
+	var out []string
+	for _, u := range capability.FromLock(e.Capabilities) {
+		out = append(out, u.String())
+	}
+	return out
 }
 
 // addResult is packs add --json: the installed pack as list --json shows
@@ -365,18 +377,6 @@ func blockReason(pol *capability.Policy, ref capability.PackRef) string {
 	return fmt.Sprintf("its content %s is listed in [packs] blocked_digests", ref.Digest)
 }
 
-// preApproved lists the requested capabilities the policy grants ref
-// without asking, in the order of capability.All().
-func preApproved(pol *capability.Policy, ref capability.PackRef, req capability.Request) []capability.Name {
-	var out []capability.Name
-	for _, n := range req.Names() {
-		if pol.PreApproved(ref, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // parseGrantFlag reads --grant with capability.ParseGrantList, the parser
 // of packs grant, into the persistent grants made at install. An empty flag
 // grants nothing (a person at a terminal is asked instead).
@@ -412,7 +412,19 @@ func (c *cli) askGrants(req capability.Request, pre []capability.Name) ([]capabi
 	return out, nil
 }
 
+// holdings renders what each of ns holds in rep: "network docs.rs; env_read A_*".
+func holdings(rep capability.Report, ns []capability.Name) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		cr, _ := rep.Of(n)
+		s[i] = string(n) + " " + cr.Holds()
+	}
+	return strings.Join(s, "; ")
+}
+
 // showRequest prints the pack and what it asks for.
+// pre are the capabilities the policy (from source) pre-approves.
+//
 // pre are the capabilities the policy (from source) pre-approves; preRep
 // says what they hold.
 func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []capability.Name, preRep capability.Report, source string) {
@@ -453,16 +465,6 @@ func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []ca
 		fmt.Fprintf(tw, "  (blocked commands)\t%s\n", strings.Join(req.TerminalExec.Blocked, ", "))
 	}
 	tw.Flush()
-}
-
-// holdings renders what each of ns holds in rep: "network docs.rs; env_read A_*".
-func holdings(rep capability.Report, ns []capability.Name) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		cr, _ := rep.Of(n)
-		s[i] = string(n) + " " + cr.Holds()
-	}
-	return strings.Join(s, "; ")
 }
 
 // capNames renders capability names as "a, b".

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/app"
 )
 
 func (c *cli) bundleCommand() *cobra.Command {
@@ -98,69 +97,40 @@ terminal pass --yes.`,
 				return err
 			}
 			defer a.Close()
-			trust, err := addTrust(a.Policy, args[0], signerFiles)
+			signers, err := readSigners(signerFiles)
 			if err != nil {
 				return err
 			}
-			staged, err := a.Home.StageBundle(ctx, args[0], packs.StageOptions{}, trust)
-			if errors.Is(err, packs.ErrUntrustedSigner) {
-				return exitWith(exitDenied, fmt.Errorf("bundle import: %s: if you trust that key, pass --signer KEY.pub", strings.TrimPrefix(err.Error(), "packs: ")))
-			}
-			if err != nil {
-				return err
-			}
-			defer func() {
-				for _, p := range staged {
-					p.Staged.Discard()
+			consent := app.ConsentFunc(func(_ context.Context, o app.Offer) ([]capability.UserGrant, error) {
+				if !c.interactive && !yes {
+					return nil, usageError("bundle import: nobody can answer here (no terminal), so nothing was installed: pass --yes")
 				}
-			}()
-			for _, p := range staged {
-				ref := p.Staged.Ref()
-				if err := a.Policy.Blocked(ref); err != nil {
-					return exitWith(exitDenied, fmt.Errorf("bundle import: %s is blocked by policy %s: %s: nothing was installed", ref.Name, a.Policy.Source(), blockReason(a.Policy, ref)))
+				if c.interactive && !yes {
+					showRequest(c.stdout, o.Staged, o.Request, o.PreApproved, capability.Report{}, a.Policy.Source())
+					ok, err := c.ask(fmt.Sprintf("Install %s?", o.Staged.Name()), true)
+					if err != nil {
+						return nil, err
+					}
+					if !ok {
+						return nil, fmt.Errorf("bundle import: %w: you declined %s, so nothing was installed", app.ErrDeclined, o.Staged.Name())
+					}
 				}
-			}
-			// Each pack must fit this machine; a dependency may come with it
-			// in the bundle.
-			var together []packs.Installed
-			for _, p := range staged {
-				in := packs.Installed{Name: p.Staged.Name()}
-				if m := p.Staged.Pack.Manifest; m != nil {
-					in.ID, in.Version = m.ID, m.Version
-				}
-				together = append(together, in)
-			}
-			for _, p := range staged {
-				if err := c.refuseMisfit(c.stderr, "bundle import", p.Staged.Pack, a.Home.Dir(), together...); err != nil {
-					return fmt.Errorf("%w: nothing was installed", err)
-				}
-			}
-			if !c.interactive && !yes {
-				return usageError("bundle import: nobody can answer here (no terminal), so nothing was installed: pass --yes")
-			}
-			if c.interactive && !yes {
-				for _, p := range staged {
-					showRequest(c.stdout, p.Staged, p.Staged.Pack.Request(), nil, capability.Report{}, a.Policy.Source())
-				}
-				ok, err := c.ask(fmt.Sprintf("Install %s?", plural(len(staged), "pack")), true)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return errors.New("bundle import: nothing installed: you declined")
-				}
-			}
-			hooks := a.Installed
-			for _, p := range staged {
-				var grants []capability.UserGrant
 				if keepGrants {
-					grants = capability.FromLock(p.Entry.Capabilities)
+					return o.Bundled, nil
 				}
-				a.Installed = append(hooks[:len(hooks):len(hooks)], compileHook(a, c.stderr), grantsHook(a, grants))
-				e, err := a.InstallGrants(ctx, p.Staged, grants)
-				if err != nil {
-					return err
+				return nil, nil
+			})
+			a.Installed = append(a.Installed, compileHook(a, c.stderr))
+			res, err := a.InstallBundle(ctx, args[0], app.InstallRequest{Signers: signers, Consent: consent, By: "packs bundle import"})
+			if err != nil {
+				stays := "nothing was installed"
+				if len(res) > 0 {
+					stays = "" // a commit failed after others succeeded: they stay
 				}
+				return c.installError("bundle import", args[0], a, err, stays)
+			}
+			for _, r := range res {
+				e := r.Entry
 				signed := ""
 				if e.Signer != "" {
 					signed = ", signed by " + e.Signer

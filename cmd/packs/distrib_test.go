@@ -6,12 +6,15 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/packs-run/packs/packs"
 )
 
 // gitCmd runs git in dir with a fixed identity.
@@ -346,20 +349,24 @@ func TestUpdateKeepsSignedPacksSigned(t *testing.T) {
 }
 
 func TestAddByName(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+	var archive bytes.Buffer
+	digest, err := packs.PackArchive(weatherPack(t, "1.0.0"), &archive)
+	if err != nil {
+		t.Fatal(err)
 	}
-	root := t.TempDir()
-	work := filepath.Join(root, "work")
-	writeFiles(t, work, weatherFiles("1.0.0"))
-	gitCmd(t, root, "init", "-q", work)
-	gitCmd(t, work, "add", "-A")
-	gitCmd(t, work, "commit", "-q", "-m", "v1")
-	bare := filepath.Join(root, "weather.git")
-	gitCmd(t, root, "clone", "-q", "--bare", work, bare)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/weather.tar.gz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(archive.Bytes())
+	}))
+	defer srv.Close()
 	index := filepath.Join(t.TempDir(), "index.toml")
-	source := "git+file://" + filepath.ToSlash(bare) + "#main"
-	os.WriteFile(index, []byte("version = 1\n[packs]\nweather = \""+source+"\"\n"), 0o644)
+	source := srv.URL + "/weather.tar.gz#sha256=" + strings.TrimPrefix(digest, "sha256:")
+	// The index lists the weather archive under a second name too: a pack
+	// installed by name must carry that name.
+	os.WriteFile(index, []byte("version = 1\n[packs]\nweather = \""+source+"\"\nsunny = \""+source+"\"\n"), 0o644)
 
 	t.Chdir(t.TempDir()) // no folder named weather here
 	home := filepath.Join(t.TempDir(), "home")
@@ -369,6 +376,10 @@ func TestAddByName(t *testing.T) {
 	}
 	if got := listJSON(t, home); len(got) != 1 || got[0].Source != source {
 		t.Errorf("installed %+v, want source %s", got, source)
+	}
+	withHome(t, home, "add", "sunny", "--index", index, "--yes").mustCode(t, exitDenied).oneLineError(t)
+	if got := listJSON(t, home); len(got) != 1 || got[0].Name != "weather" {
+		t.Errorf("after add sunny: installed %+v, want weather alone", got)
 	}
 	line := withHome(t, home, "add", "clock", "--index", index, "--yes").mustCode(t, 1).oneLineError(t)
 	if !strings.Contains(line, `does not list "clock"`) {

@@ -86,7 +86,7 @@ still would not hold, and why (the policy, for one).`,
 				return err
 			}
 			pol := a.Policy
-			user, err := a.DB.PeekGrants(ctx, p.Name, chat)
+			user, err := a.DB.PeekGrants(ctx, p.Name, chat, a.Grants().Lapse())
 			if err != nil {
 				return err
 			}
@@ -342,16 +342,6 @@ func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, er
 func (c *cli) explainEnv(a *app.App) capability.Env {
 	home, _ := os.UserHomeDir()
 	return capability.Env{Home: home, Getenv: c.getenv, Workspace: filepath.Join(a.Home.WorkspacesDir(), "cli")}
-}
-
-// grantsHook is an App.Installed hook: it records the grants packs add made
-// in packs.db, the source of every grant check, and mirrors them into the
-// lock entry (App.ReplaceGrants, the web app's install path too).
-func grantsHook(a *app.App, grants []capability.UserGrant) func(context.Context, packs.LockEntry) error {
-	return func(ctx context.Context, e packs.LockEntry) error {
-		_, err := a.ReplaceGrants(ctx, e.Name, grants)
-		return err
-	}
 }
 
 // forgetGrantsHook is an App.Removed hook: a removed pack keeps no grants.

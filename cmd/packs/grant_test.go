@@ -239,14 +239,15 @@ func seedAudit(t *testing.T, home string) {
 func TestAuditCommands(t *testing.T) {
 	home := installedWeather(t, "all")
 	seedAudit(t, home)
+	// Row 1 is the install; the seeded rows follow.
 
 	text := withHome(t, home, "audit").mustCode(t, 0).stdout
-	if n := strings.Count(strings.TrimSpace(text), "\n") + 1; n != 4 || !strings.Contains(text, "DENIED by policy") || !strings.Contains(text, "approved by terminal (run_once), ok") {
+	if n := strings.Count(strings.TrimSpace(text), "\n") + 1; n != 5 || !strings.Contains(text, "installed 1.0.0 from file://") || !strings.Contains(text, "DENIED by policy") || !strings.Contains(text, "approved by terminal (run_once), ok") {
 		t.Errorf("audit text (%d lines):\n%s", n, text)
 	}
 	jsonl := withHome(t, home, "audit", "--json", "--pack", "weather").mustCode(t, 0).stdout
 	lines := strings.Split(strings.TrimSpace(jsonl), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		t.Fatalf("audit --json --pack weather: %d lines:\n%s", len(lines), jsonl)
 	}
 	for _, line := range lines {
@@ -268,7 +269,7 @@ func TestAuditCommands(t *testing.T) {
 	withHome(t, home, "audit", "extra").mustCode(t, exitUsage).oneLineError(t)
 
 	ok := withHome(t, home, "audit", "verify").mustCode(t, 0).stdout
-	if !strings.HasPrefix(ok, "ok: 4 rows, the chain holds (head seq 4, hash ") {
+	if !strings.HasPrefix(ok, "ok: 5 rows, the chain holds (head seq 5, hash ") {
 		t.Errorf("audit verify: %q", ok)
 	}
 
@@ -276,7 +277,7 @@ func TestAuditCommands(t *testing.T) {
 	if err := os.WriteFile(export, []byte(withHome(t, home, "audit", "--json").mustCode(t, 0).stdout), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := packsCLI(t, "audit", "verify", "--file", export).mustCode(t, 0).stdout; out != "ok: 4 rows, the chain holds\n" {
+	if out := packsCLI(t, "audit", "verify", "--file", export).mustCode(t, 0).stdout; out != "ok: 5 rows, the chain holds\n" {
 		t.Errorf("audit verify --file: %q", out)
 	}
 	packsCLI(t, "audit", "verify", "--file", filepath.Join(t.TempDir(), "none.jsonl")).mustCode(t, exitUsage).oneLineError(t)
@@ -285,15 +286,15 @@ func TestAuditCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SQL().Exec(`UPDATE audit SET body = replace(body, '"allowed":false', '"allowed":true') WHERE seq = 2`); err != nil {
+	if _, err := db.SQL().Exec(`UPDATE audit SET body = replace(body, '"allowed":false', '"allowed":true') WHERE seq = 3`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SQL().Exec(`DELETE FROM audit WHERE seq = 3`); err != nil {
+	if _, err := db.SQL().Exec(`DELETE FROM audit WHERE seq = 4`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	r := withHome(t, home, "audit", "verify").mustCode(t, exitFailure)
-	if !strings.Contains(r.stdout, "seq 2: edited:") || !strings.Contains(r.stdout, "seq 3: deleted:") {
+	if !strings.Contains(r.stdout, "seq 3: edited:") || !strings.Contains(r.stdout, "seq 4: deleted:") {
 		t.Errorf("audit verify after tampering:\n%s", r.stdout)
 	}
 	if line := r.oneLineError(t); !strings.Contains(line, "broken in 2 places") {

@@ -51,7 +51,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.initCommand(), c.buildCommand(), c.testCommand(), c.lintCommand(),
 		c.recipeCommand(),
 		c.packCommand(), c.signCommand(), c.publishCommand(), c.updateCommand(), c.bundleCommand(),
-		c.doctorCommand(),
+		c.doctorCommand(), c.reviewCommand(),
 	}
 }
 
@@ -223,7 +223,7 @@ func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
 	}
 	policy := c.policyPath()
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins})
+	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins, Getenv: c.getenv})
 }
 
 // policyPath is the enterprise policy file from --policy or $PACKS_POLICY.

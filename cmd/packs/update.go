@@ -96,134 +96,98 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		fmt.Fprintf(c.stdout, "%s is built in: it is the version this packs binary carries\n", e.Name)
 		return nil
 	}
-	source := packs.SourceForUpdate(e.Source)
-	trust, err := addTrust(a.Policy, source, signerFiles)
+	signers, err := readSigners(signerFiles)
 	if err != nil {
 		return err
 	}
-	if e.Signer != "" {
-		// A signed pack stays signed: an unsigned new version is refused,
-		// and the key the person trusted at install is trusted again
-		// (unless the policy now blocks it).
-		trust.Require = true
-		trust.Signers = append(trust.Signers, e.Signer)
-	}
-	st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: allowUnpinned, Trust: trust})
-	if errors.Is(err, packs.ErrSignatureRequired) || errors.Is(err, packs.ErrUntrustedSigner) || errors.Is(err, packs.ErrSignerBlocked) || errors.Is(err, packs.ErrSignature) {
-		return exitWith(exitDenied, fmt.Errorf("update %s: %s: %s %s stays installed", e.Name, strings.TrimPrefix(err.Error(), "packs: "), e.Name, orDash(e.Version)))
-	}
-	var le *packs.LoadError
-	if errors.As(err, &le) {
-		for _, f := range le.Findings {
-			fmt.Fprintln(c.stderr, f.String())
+	stays := fmt.Sprintf("%s %s stays installed", e.Name, orDash(e.Version))
+	consent := app.ConsentFunc(func(ctx context.Context, o app.Offer) ([]capability.UserGrant, error) {
+		st, diff, grants := o.Staged, o.Diff, o.Carried
+		dir, err := a.Home.PackDir(e.Name)
+		if err != nil {
+			return nil, err
 		}
-		return fmt.Errorf("update: the new version of %s has errors: %s stays installed", e.Name, e.Version)
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Discard()
-	if st.Name() != e.Name {
-		return fmt.Errorf("update: %s now holds pack %q, not %q: %s stays installed; install the other with packs add", e.Source, st.Name(), e.Name, e.Name)
-	}
-	if st.Integrity == e.Integrity {
+		files, err := packs.DiffTrees(dir, st.Pack.Dir)
+		if err != nil {
+			return nil, err
+		}
+		newVersion := ""
+		if st.Pack.Manifest != nil {
+			newVersion = st.Pack.Manifest.Version
+		}
+		fmt.Fprintf(c.stdout, "%s %s → %s", e.Name, orDash(e.Version), orDash(newVersion))
+		if e.Resolved != "" || st.Resolved != "" {
+			fmt.Fprintf(c.stdout, " (%s → %s)", orDash(e.Resolved), orDash(st.Resolved))
+		}
+		fmt.Fprintln(c.stdout)
+		fmt.Fprintf(c.stdout, "files: %d added, %d removed, %d changed\n", len(files.Added), len(files.Removed), len(files.Changed))
+		for _, l := range [][2]any{{"+", files.Added}, {"-", files.Removed}, {"~", files.Changed}} {
+			for _, f := range l[1].([]string) {
+				fmt.Fprintf(c.stdout, "  %s %s\n", l[0], f)
+			}
+		}
+		if lines := diff.Lines(); len(lines) > 0 {
+			fmt.Fprintln(c.stdout, "capabilities:")
+			for _, l := range lines {
+				fmt.Fprintln(c.stdout, "  "+l)
+			}
+		} else {
+			fmt.Fprintln(c.stdout, "capabilities: unchanged")
+		}
+		switch {
+		case diff.Widened() && !c.interactive && !yes:
+			return nil, usageError("update: %s %s asks for more than %s (see above) and nobody can answer here: %s; run packs update %s at a terminal, or pass --yes to update without granting the new requests",
+				e.Name, orDash(newVersion), orDash(e.Version), stays, e.Name)
+		case c.interactive && !yes:
+			q := fmt.Sprintf("Update %s to %s?", e.Name, orDash(newVersion))
+			if diff.Widened() {
+				q = fmt.Sprintf("Update %s to %s? It asks for more (above).", e.Name, orDash(newVersion))
+			}
+			ok, err := c.ask(q, !diff.Widened())
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("update: %w: you declined the update", app.ErrDeclined)
+			}
+			for _, n := range capability.All() {
+				added, ok := diff.Added[n]
+				if !ok || slices.Contains(o.PreApproved, n) {
+					continue
+				}
+				yes, err := c.ask(fmt.Sprintf("Grant %s (new: %s)?", n, orNone(strings.Join(added, ", "))), false)
+				if err != nil {
+					return nil, err
+				}
+				if yes {
+					grants = widenGrant(grants, n, added, o.Request)
+				}
+			}
+		}
+		return grants, nil
+	})
+	a.Installed = append(a.Installed[:len(a.Installed):len(a.Installed)], compileHook(a, c.stderr))
+	res, err := a.Update(ctx, e.Name, app.InstallRequest{Signers: signers, AllowUnpinned: allowUnpinned, Consent: consent, By: "packs update"})
+	switch {
+	case errors.Is(err, app.ErrDeclined):
+		fmt.Fprintf(c.stdout, "kept %s %s: you declined the update\n", e.Name, orDash(e.Version))
+		return nil
+	case err != nil:
+		return c.installError("update", e.Name, a, err, stays)
+	case res.UpToDate:
 		fmt.Fprintf(c.stdout, "%s %s is up to date\n", e.Name, e.Version)
 		return nil
 	}
-	ref := st.Ref()
-	if err := a.Policy.Blocked(ref); err != nil {
-		return exitWith(exitDenied, fmt.Errorf("update %s: the new version is blocked by policy %s: %s: %s %s stays installed", e.Name, a.Policy.Source(), blockReason(a.Policy, ref), e.Name, e.Version))
-	}
-	if err := c.refuseMisfit(c.stderr, "update", st.Pack, a.Home.Dir()); err != nil {
-		return fmt.Errorf("%w: %s %s stays installed", err, e.Name, orDash(e.Version))
-	}
-	dir, err := a.Home.PackDir(e.Name)
-	if err != nil {
-		return err
-	}
-	old, err := packs.Load(dir, packs.LoadOptions{})
-	if err != nil {
-		return fmt.Errorf("update: the installed %s does not load (%v): remove it and add it again", e.Name, err)
-	}
-	oldReq, newReq := old.Request(), st.Pack.Request()
-	diff := packs.DiffRequests(oldReq, newReq)
-	files, err := packs.DiffTrees(dir, st.Pack.Dir)
-	if err != nil {
-		return err
-	}
-	newVersion := ""
-	if st.Pack.Manifest != nil {
-		newVersion = st.Pack.Manifest.Version
-	}
-	fmt.Fprintf(c.stdout, "%s %s → %s", e.Name, orDash(e.Version), orDash(newVersion))
-	if e.Resolved != "" || st.Resolved != "" {
-		fmt.Fprintf(c.stdout, " (%s → %s)", orDash(e.Resolved), orDash(st.Resolved))
-	}
-	fmt.Fprintln(c.stdout)
-	fmt.Fprintf(c.stdout, "files: %d added, %d removed, %d changed\n", len(files.Added), len(files.Removed), len(files.Changed))
-	for _, l := range [][2]any{{"+", files.Added}, {"-", files.Removed}, {"~", files.Changed}} {
-		for _, f := range l[1].([]string) {
-			fmt.Fprintf(c.stdout, "  %s %s\n", l[0], f)
-		}
-	}
-	if lines := diff.Lines(); len(lines) > 0 {
-		fmt.Fprintln(c.stdout, "capabilities:")
-		for _, l := range lines {
-			fmt.Fprintln(c.stdout, "  "+l)
-		}
-	} else {
-		fmt.Fprintln(c.stdout, "capabilities: unchanged")
-	}
-	current, err := a.Grants().PeekGrants(ctx, e.Ref(), "")
-	if err != nil {
-		return err
-	}
-	grants, dropped := packs.CarryGrants(oldReq, newReq, current)
-	pre := preApproved(a.Policy, ref, newReq)
-	switch {
-	case diff.Widened() && !c.interactive && !yes:
-		return usageError("update: %s %s asks for more than %s (see above) and nobody can answer here: %s %s stays installed; run packs update %s at a terminal, or pass --yes to update without granting the new requests",
-			e.Name, orDash(newVersion), orDash(e.Version), e.Name, orDash(e.Version), e.Name)
-	case c.interactive && !yes:
-		q := fmt.Sprintf("Update %s to %s?", e.Name, orDash(newVersion))
-		if diff.Widened() {
-			q = fmt.Sprintf("Update %s to %s? It asks for more (above).", e.Name, orDash(newVersion))
-		}
-		ok, err := c.ask(q, !diff.Widened())
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintf(c.stdout, "kept %s %s: you declined the update\n", e.Name, orDash(e.Version))
-			return nil
-		}
-		for _, n := range capability.All() {
-			added, ok := diff.Added[n]
-			if !ok || slices.Contains(pre, n) {
-				continue
-			}
-			yes, err := c.ask(fmt.Sprintf("Grant %s (new: %s)?", n, orNone(strings.Join(added, ", "))), false)
-			if err != nil {
-				return err
-			}
-			if yes {
-				grants = widenGrant(grants, n, added, newReq)
-			}
-		}
-	}
-	a.Installed = append(a.Installed, compileHook(a, c.stderr), grantsHook(a, grants))
-	ne, err := a.InstallGrants(ctx, st, grants)
-	if err != nil {
-		return err
-	}
+	ne := res.Entry
 	fmt.Fprintf(c.stdout, "updated %s %s → %s (%s)\n", ne.Name, orDash(e.Version), orDash(ne.Version), ne.Integrity)
-	if len(dropped) > 0 {
-		fmt.Fprintf(c.stdout, "grants dropped (no longer asked for): %s\n", capNames(dropped))
+	if len(res.Dropped) > 0 {
+		fmt.Fprintf(c.stdout, "grants dropped (no longer asked for): %s\n", capNames(res.Dropped))
 	}
+	diff := res.Diff
 	var notGranted []string
 	for _, n := range capability.All() {
 		added, ok := diff.Added[n]
-		if !ok || slices.Contains(pre, n) {
+		if !ok || slices.Contains(res.PreApproved, n) {
 			continue
 		}
 		got := ne.Capabilities[n]

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -68,13 +67,13 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 					fs = pk.Findings
 				}
 				if err == nil {
-					h, herr := c.host(c.validateHome(), false)
+					h, herr := c.host(c.validateHome())
 					if herr != nil {
 						return herr
 					}
 					fs = append(fs, packs.CheckHost(pk, h)...)
 				}
-				fs = append(fs, packs.CheckShipped(p, pk)...)
+				fs = append(fs, packs.CheckShipped(p, pk, fs)...)
 				if err == nil && hasWasm(pk) {
 					if rt == nil {
 						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
@@ -154,11 +153,12 @@ func (c *cli) validateHome() string {
 }
 
 // host describes this machine and the packs installed in home ("" for
-// none) for packs.CheckHost. Native commands run on hostfns.SafePath, so
-// that is where a tool the pack runs is looked for; the person's PATH for
-// the others.
-func (c *cli) host(home string, install bool) (packs.Host, error) {
-	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: c.getenv("PATH"), Install: install}
+// none) for packs.CheckHost at validate, where an unmet requirement is a
+// warning (the installer, app.App.Install, makes it an error). Native
+// commands run on hostfns.SafePath, so that is where a tool the pack runs
+// is looked for; the person's PATH for the others.
+func (c *cli) host(home string) (packs.Host, error) {
+	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: c.getenv("PATH")}
 	if home == "" {
 		return h, nil
 	}
@@ -168,31 +168,6 @@ func (c *cli) host(home string, install bool) (packs.Host, error) {
 	}
 	h.Installed = installed
 	return h, nil
-}
-
-// refuseMisfit checks a pack about to be installed against this machine
-// and the installed packs (and also, the packs installed with it): it
-// prints every finding on w and refuses the pack when one is an error (a
-// platform it does not run on, a required tool or pack that is missing).
-func (c *cli) refuseMisfit(w io.Writer, verb string, p *packs.Pack, home string, also ...packs.Installed) error {
-	h, err := c.host(home, true)
-	if err != nil {
-		return err
-	}
-	h.Installed = append(h.Installed, also...)
-	fs := packs.CheckHost(p, h)
-	for _, f := range fs {
-		// The pack is staged in a temporary folder: name its files by
-		// the pack, as "weather/skill.toml".
-		if rel, err := filepath.Rel(p.Dir, f.File); err == nil && filepath.IsLocal(rel) {
-			f.File = filepath.Join(p.Name, rel)
-		}
-		fmt.Fprintln(w, f.String())
-	}
-	if errs, _ := count(fs); errs > 0 {
-		return fmt.Errorf("%s: %s does not fit this machine (%s): install what it needs, or use it on a machine it supports", verb, p.Name, plural(errs, "error"))
-	}
-	return nil
 }
 
 // count returns the number of errors and warnings.

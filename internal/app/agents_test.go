@@ -31,7 +31,7 @@ func installWith(t testing.TB, a *App, name, skill string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Install(context.Background(), st, nil); err != nil {
+	if _, err := installStaged(context.Background(), a, st, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// Now is the state directory's clock (packs.HomeOptions.Now); nil is
 	// time.Now.
 	Now func() time.Time
+	// Getenv reads the environment (PATH, for the required tools a pack
+	// names); nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // App is one open state directory and what is built on it.
@@ -47,6 +50,7 @@ type App struct {
 	Logger     *slog.Logger
 	PolicyPath string
 	Policy     *capability.Policy // the enterprise policy; nil when none is configured
+	Getenv     func(string) string
 
 	// Installed runs after a pack is installed and its packs.db row is
 	// written, with the new lock entry (including the granted
@@ -64,7 +68,7 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if opt.Home == "" {
 		return nil, errors.New("app: no state directory: pass --home DIR or set PACKS_HOME")
 	}
-	a := &App{Logger: opt.Logger, PolicyPath: opt.Policy}
+	a := &App{Logger: opt.Logger, PolicyPath: opt.Policy, Getenv: opt.Getenv}
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -195,34 +199,6 @@ func lockEntry(r store.PackRow) (packs.LockEntry, error) {
 	return e, nil
 }
 
-// Install commits a staged pack with the granted capabilities, mirrors its
-// lock entry into packs.db and runs the Installed hooks.
-func (a *App) Install(ctx context.Context, st *packs.Staged, grant []capability.Name) (packs.LockEntry, error) {
-	grants := make([]capability.UserGrant, len(grant))
-	for i, n := range grant {
-		grants[i] = capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
-	}
-	return a.InstallGrants(ctx, st, grants)
-}
-
-// InstallGrants is Install with grants that may narrow resources, as
-// capability.ParseGrantList returns them (see packs.Staged.CommitGrants).
-func (a *App) InstallGrants(ctx context.Context, st *packs.Staged, grants []capability.UserGrant) (packs.LockEntry, error) {
-	e, err := st.CommitGrants(ctx, grants)
-	if err != nil {
-		return packs.LockEntry{}, err
-	}
-	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
-		return e, fmt.Errorf("app: %s is installed, but packs.db was not updated (the next start repairs it): %w", e.Name, err)
-	}
-	for _, hook := range a.Installed {
-		if err := hook(ctx, e); err != nil {
-			return e, err
-		}
-	}
-	return e, nil
-}
-
 // MirrorGrants writes the person's live persistent grants of the installed
 // pack name, as packs.db holds them, into its packs.lock entry
 // (capability.ToLock through packs.Home.SetCapabilities) and its packs.db
@@ -300,8 +276,8 @@ func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.
 // ReplaceGrants records grants, persistent grants made at install, as the
 // person's only grants of the installed pack name in packs.db (a reinstall
 // is new content, so a new decision: earlier grants go) and mirrors them
-// into its lock entry with MirrorGrants. packs add (as an Installed hook)
-// and the web app's install both call it after InstallGrants.
+// into its lock entry with MirrorGrants. The installer (commit) calls it
+// after every install.
 func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capability.UserGrant) (packs.LockEntry, error) {
 	if err := a.DB.DeleteGrants(ctx, name); err != nil {
 		return packs.LockEntry{}, err

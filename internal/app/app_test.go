@@ -53,7 +53,7 @@ func TestInstallMirrorsIntoDBAndRunsHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := a.Install(ctx, st, []capability.Name{capability.Network})
+	e, err := installStaged(ctx, a, st, whole(capability.Network))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestOpenRepairsDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := a.Install(ctx, st, nil)
+	e, err := installStaged(ctx, a, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestStatuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Install(ctx, st, nil); err != nil {
+		if _, err := installStaged(ctx, a, st, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

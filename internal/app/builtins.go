@@ -119,21 +119,25 @@ func (a *App) installBuiltin(ctx context.Context, name string, update bool) erro
 		a.Logger.Info("app: the policy blocks a built-in pack; it is not installed", "pack", name, "err", err)
 		return nil
 	}
-	if !update {
-		if _, err := a.InstallGrants(ctx, st, nil); err != nil {
+	if err := a.admit(st); err != nil {
+		return fmt.Errorf("app: built-in %s: %w", name, err)
+	}
+	// A built-in is granted nothing at install (the person grants
+	// web-fetch's network later); an update keeps the person's grants,
+	// pinned so that they cover no more than before.
+	opt := commitOptions{by: "builtin", pre: a.preApproved(st.Ref(), st.Pack.Request())}
+	var keep []capability.UserGrant
+	if update {
+		var err error
+		if keep, err = a.pinGrants(ctx, name, st.Pack.Request()); err != nil {
 			return err
 		}
-		_, err := a.ReplaceGrants(ctx, name, nil)
-		return err
+		opt.keepRows = true
+		if e, err := a.Home.Entry(name); err == nil {
+			opt.previous = &e
+		}
 	}
-	keep, err := a.pinGrants(ctx, name, st.Pack.Request())
-	if err != nil {
-		return err
-	}
-	if _, err := a.InstallGrants(ctx, st, keep); err != nil {
-		return err
-	}
-	_, err = a.MirrorGrants(ctx, name)
+	_, err = a.commit(ctx, st, keep, opt)
 	return err
 }
 

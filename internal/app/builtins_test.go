@@ -184,7 +184,7 @@ func TestEnsureBuiltinsLeavesTheirPackAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := a.Install(ctx, st, nil)
+	mine, err := installStaged(ctx, a, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestBuiltinUpdateKeepsGrantsNarrow(t *testing.T) {
 	}
 	st.Source = builtin.Source("web-fetch")
 	all := []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}}
-	if _, err := a.InstallGrants(ctx, st, all); err != nil {
+	if _, err := installStaged(ctx, a, st, all); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.ReplaceGrants(ctx, "web-fetch", all); err != nil {
@@ -592,7 +592,7 @@ func loopbackWebFetch(t *testing.T, w *world) {
 		t.Fatal(err)
 	}
 	all := []capability.UserGrant{{Capability: capability.Network, Scope: capability.ScopePersistent}}
-	if _, err := w.a.InstallGrants(ctx, st, all); err != nil {
+	if _, err := installStaged(ctx, w.a, st, all); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.a.ReplaceGrants(ctx, "web-fetch", all); err != nil {

@@ -85,7 +85,7 @@ func installWeather(t *testing.T, a *App, grants []capability.UserGrant) packs.L
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := a.InstallGrants(context.Background(), st, grants)
+	e, err := installStaged(context.Background(), a, st, grants)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
@@ -24,15 +25,40 @@ import (
 // entry (a lock carried over from another machine or a bundle). A pack run
 // from a folder (a reference without a digest) holds no grant at all, even
 // if it takes an installed pack's name.
+//
+// Under a policy whose [review] lapses grants, a persistent grant older
+// than LapseAfter (since it was granted or last kept) holds no more: it
+// reads as revoked until the person keeps it (App.KeepGrant).
 type Grants struct {
-	DB   *store.DB
-	Home *packs.Home
+	DB         *store.DB
+	Home       *packs.Home
+	LapseAfter time.Duration // 0: grants do not lapse
 }
 
 var _ capability.GrantSource = Grants{}
 
 // Grants is the application's grant source (see the type).
-func (a *App) Grants() Grants { return Grants{DB: a.DB, Home: a.Home} }
+func (a *App) Grants() Grants {
+	return Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}
+}
+
+// Lapse is the time before which a persistent grant (granted or last
+// kept) has lapsed, for store.DB's CallGrants and PeekGrants; zero when
+// grants do not lapse.
+func (g Grants) Lapse() time.Time {
+	if g.LapseAfter <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(-g.LapseAfter)
+}
+
+// lapseAfter is Grants.LapseAfter under pol.
+func lapseAfter(pol *capability.Policy) time.Duration {
+	if !pol.ReviewLapse() {
+		return 0
+	}
+	return pol.ReviewAfter()
+}
 
 // PeekGrants implements capability.GrantSource.
 func (g Grants) PeekGrants(ctx context.Context, ref capability.PackRef, chat string) ([]capability.UserGrant, error) {
@@ -53,7 +79,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 	// A disabled pack runs nothing, from any front end: every call of an
 	// installed pack's tool, and every builtin run under its grant, comes
 	// here first. CallGrants refuses it in the same read as the grants.
-	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take)
+	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take, g.Lapse())
 	if err != nil || len(user) > 0 || g.Home == nil {
 		return user, err
 	}
@@ -77,7 +103,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string, own *Listeners) (*runtime.Pipeline, error) {
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
-		Grants: Grants{DB: db, Home: home}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
+		Grants: Grants{DB: db, Home: home, LapseAfter: lapseAfter(pol)}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
 		Secrets: secrets.Open(home.Dir()),
 	}
 	if own != nil {

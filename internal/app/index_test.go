@@ -38,7 +38,7 @@ func installSettled(t *testing.T, names ...string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Install(ctx, st, nil); err != nil {
+		if _, err := installStaged(ctx, a, st, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -26,7 +26,7 @@ func TestMirrorGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	installed, err := a.InstallGrants(ctx, st, []capability.UserGrant{{Capability: capability.Network, Resources: []string{"api.example.com"}, Scope: capability.ScopePersistent}})
+	installed, err := installStaged(ctx, a, st, []capability.UserGrant{{Capability: capability.Network, Resources: []string{"api.example.com"}, Scope: capability.ScopePersistent}})
 	if err != nil {
 		t.Fatal(err)
 	}

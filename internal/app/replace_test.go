@@ -21,7 +21,7 @@ func TestReplaceGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.InstallGrants(ctx, st, nil); err != nil {
+	if _, err := installStaged(ctx, a, st, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.DB.PutGrant(ctx, "weather", "c1", capability.UserGrant{Capability: capability.Network, Scope: capability.ScopeChat}); err != nil {

@@ -42,6 +42,7 @@ type Kind string
 const (
 	KindInvocation Kind = "invocation" // one tool call, with its decision and outcome
 	KindExercise   Kind = "exercise"   // one use of a capability inside a call
+	KindInstall    Kind = "install"    // a pack installed or updated, with what it was granted
 )
 
 // genesis is the previous hash of the first row.

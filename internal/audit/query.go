@@ -146,6 +146,8 @@ func summary(e Entry) string {
 			return "(unreadable body)"
 		}
 		return callSummary(b)
+	case KindInstall:
+		return InstallSummary(e.Body)
 	}
 	return string(e.Body)
 }

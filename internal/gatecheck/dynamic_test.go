@@ -61,11 +61,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	st, err := a.Home.Stage(ctx, notesPack, packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Install(ctx, st, []capability.Name{capability.TerminalExec}); err != nil {
+	if _, err := a.Install(ctx, app.InstallRequest{Source: notesPack, Consent: app.Granting(capability.TerminalExec)}); err != nil {
 		t.Fatal(err)
 	}
 	// Granted for good, so that only the approver differs between a

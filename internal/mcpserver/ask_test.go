@@ -10,18 +10,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/app"
 )
 
 // installAsk installs testdata/ask-pack, whose ask tool puts its arguments
 // to the person as a question, with grant, and lists its tools flat.
 func (e *testEnv) installAsk(t *testing.T, grant []capability.Name) {
 	t.Helper()
-	st, err := e.app.Home.Stage(context.Background(), "testdata/ask-pack", packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.app.Install(context.Background(), st, grant); err != nil {
+	if _, err := e.app.Install(context.Background(), app.InstallRequest{Source: "testdata/ask-pack", Consent: app.Granting(grant...)}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.cfg.Attach = []string{"ask-pack"}

@@ -14,7 +14,6 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
-	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -43,11 +42,7 @@ func newEnvPacks(t testing.TB, policy string, dirs ...string) *testEnv {
 	t.Cleanup(func() { a.Close() })
 	var attach []string
 	for _, dir := range dirs {
-		st, err := a.Home.Stage(ctx, dir, packs.StageOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Install(ctx, st, nil); err != nil {
+		if _, err := a.Install(ctx, app.InstallRequest{Source: dir, Consent: app.Granting()}); err != nil {
 			t.Fatal(err)
 		}
 		attach = append(attach, filepath.Base(dir))

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/app"
 )
 
 func TestBaseToolsListedWithNoPack(t *testing.T) {
@@ -83,11 +83,7 @@ func (e *testEnv) installCopy(t *testing.T, name, toolsJSON string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := e.app.Home.Stage(context.Background(), dir, packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.app.Install(context.Background(), st, nil); err != nil {
+	if _, err := e.app.Install(context.Background(), app.InstallRequest{Source: dir, Consent: app.Granting()}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,19 +12,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 )
 
 // installNotify installs testdata/notify-pack, whose work tool logs at
 // debug, info and warn and reports progress 1/2 then 2/2.
 func (e *testEnv) installNotify(t *testing.T) {
 	t.Helper()
-	st, err := e.app.Home.Stage(context.Background(), "testdata/notify-pack", packs.StageOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.app.Install(context.Background(), st, nil); err != nil {
+	if _, err := e.app.Install(context.Background(), app.InstallRequest{Source: "testdata/notify-pack", Consent: app.Granting()}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.cfg.Attach = []string{"notify-pack"}

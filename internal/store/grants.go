@@ -124,9 +124,9 @@ func (db *DB) Grants(ctx context.Context, pack string) ([]GrantRow, error) {
 
 // PeekGrants returns the grants that apply to a call of pack in chat, as
 // TakeGrants does, without spending the once grants: for showing what a call
-// would hold.
-func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	return db.callGrants(ctx, pack, chat, false, false)
+// would hold. Grants lapse as in CallGrants.
+func (db *DB) PeekGrants(ctx context.Context, pack, chat string, lapse time.Time) ([]capability.UserGrant, error) {
+	return db.callGrants(ctx, pack, chat, false, false, lapse)
 }
 
 // TakeGrants returns the grants that apply to one call of pack in chat (""
@@ -139,15 +139,19 @@ func (db *DB) PeekGrants(ctx context.Context, pack, chat string) ([]capability.U
 // taking the database's write lock. A once grant made after that read is
 // not this call's: it stays for the next.
 func (db *DB) TakeGrants(ctx context.Context, pack, chat string) ([]capability.UserGrant, error) {
-	return db.callGrants(ctx, pack, chat, true, false)
+	return db.callGrants(ctx, pack, chat, true, false, time.Time{})
 }
 
 // CallGrants is the grants of one call of an installed pack: those of
 // TakeGrants (take) or PeekGrants, refused as CheckEnabled refuses a
 // disabled pack. Whether the pack is disabled and its grants are one read,
 // the only one of a call that spends no once grant.
-func (db *DB) CallGrants(ctx context.Context, pack, chat string, take bool) ([]capability.UserGrant, error) {
-	return db.callGrants(ctx, pack, chat, take, true)
+//
+// A persistent grant granted (or last kept, see KeepGrant) before lapse
+// comes back revoked: the policy's [review] lapse; a zero lapse lapses
+// nothing.
+func (db *DB) CallGrants(ctx context.Context, pack, chat string, take bool, lapse time.Time) ([]capability.UserGrant, error) {
+	return db.callGrants(ctx, pack, chat, take, true, lapse)
 }
 
 // callGrantsSQL reads, for one call of a pack (the first parameter) in a
@@ -163,7 +167,7 @@ const callGrantsSQL = `SELECT EXISTS(SELECT 1 FROM disabled_packs WHERE name = ?
 // callGrants reads the grants of one call through callGrantsSQL's prepared
 // statement; with take, it spends the once grants among them; with
 // enabled, a disabled pack is refused.
-func (db *DB) callGrants(ctx context.Context, pack, chat string, take, enabled bool) ([]capability.UserGrant, error) {
+func (db *DB) callGrants(ctx context.Context, pack, chat string, take, enabled bool, lapse time.Time) ([]capability.UserGrant, error) {
 	db.callGrantsOnce.Do(func() {
 		db.callGrantsStmt, db.callGrantsErr = db.sql.PrepareContext(context.WithoutCancel(ctx), callGrantsSQL)
 	})
@@ -178,7 +182,7 @@ func (db *DB) callGrants(ctx context.Context, pack, chat string, take, enabled b
 		return nil, disabledError(pack)
 	}
 	if !take || !slices.ContainsFunc(out, liveOnce) {
-		return UserGrants(out), nil
+		return lapsed(out, lapse), nil
 	}
 	err = db.grantsTx(ctx, func(tx *sql.Tx) error {
 		if disabled, out, err = scanCallGrants(tx.QueryContext(ctx, callGrantsSQL, pack, chat)); err != nil || (enabled && disabled) {
@@ -194,7 +198,36 @@ func (db *DB) callGrants(ctx context.Context, pack, chat string, take, enabled b
 		// Disabled between the read and the transaction: nothing was spent.
 		return nil, disabledError(pack)
 	}
-	return UserGrants(out), nil
+	return lapsed(out, lapse), nil
+}
+
+// lapsed is UserGrants of rows, with each live persistent grant granted
+// before lapse (when not zero) revoked.
+func lapsed(rows []GrantRow, lapse time.Time) []capability.UserGrant {
+	out := UserGrants(rows)
+	if lapse.IsZero() {
+		return out
+	}
+	for i, r := range rows {
+		if r.Scope == capability.ScopePersistent && r.GrantedAt.Before(lapse) {
+			out[i].Revoked = true
+		}
+	}
+	return out
+}
+
+// KeepGrant records that the person reviewed the live persistent grant of
+// n to pack and keeps it as it is: its grant time becomes now, so the
+// policy's [review] counts its age from today. It reports whether there
+// was such a grant.
+func (db *DB) KeepGrant(ctx context.Context, pack string, n capability.Name) (bool, error) {
+	r, err := db.sql.ExecContext(ctx, `UPDATE grants SET granted_at = ? WHERE pack = ? AND capability = ? AND scope = 'persistent' AND revoked_at IS NULL`,
+		grantsNow(), pack, string(n))
+	if err != nil {
+		return false, fmt.Errorf("store: keep %s of %s: %w", n, pack, err)
+	}
+	k, err := r.RowsAffected()
+	return k > 0, err
 }
 
 // scanCallGrants reads the rows of callGrantsSQL.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
@@ -92,11 +93,11 @@ func TestGrantScopes(t *testing.T) {
 	put("chat-1", capability.UserGrant{Capability: capability.Network, Scope: capability.ScopeChat})
 	put("", capability.UserGrant{Capability: capability.EnvRead, Scope: capability.ScopeOnce})
 
-	peek, err := db.PeekGrants(ctx, "p", "chat-2")
+	peek, err := db.PeekGrants(ctx, "p", "chat-2", time.Time{})
 	if err != nil || len(peek) != 1 || peek[0].Capability != capability.EnvRead {
 		t.Fatalf("PeekGrants(chat-2) = %+v, %v; want the once grant only", peek, err)
 	}
-	if peek, _ := db.PeekGrants(ctx, "p", "chat-2"); len(peek) != 1 {
+	if peek, _ := db.PeekGrants(ctx, "p", "chat-2", time.Time{}); len(peek) != 1 {
 		t.Fatal("PeekGrants spent the once grant")
 	}
 	if g := resolve(t, db, "chat-2"); g.Has(capability.Network) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
@@ -81,7 +82,7 @@ func BenchmarkPeekGrants(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := db.PeekGrants(ctx, "web-fetch", "chat_1"); err != nil {
+		if _, err := db.PeekGrants(ctx, "web-fetch", "chat_1", time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -103,7 +104,7 @@ func BenchmarkCallGrants(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := db.CallGrants(ctx, "web-fetch", "chat_1", false); err != nil {
+		if _, err := db.CallGrants(ctx, "web-fetch", "chat_1", false, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -156,7 +157,7 @@ func TestCallGrants(t *testing.T) {
 			if _, err := db.SetDisabled(ctx, "p", tt.disabled); err != nil {
 				t.Fatal(err)
 			}
-			got, err := db.CallGrants(ctx, "p", "chat-1", tt.take)
+			got, err := db.CallGrants(ctx, "p", "chat-1", tt.take, time.Time{})
 			if denied := errors.Is(err, store.ErrPackDisabled) && errors.Is(err, capability.ErrDenied); denied != tt.wantDenied || (err != nil && !denied) {
 				t.Fatalf("CallGrants = %v, %v; want denied %t", got, err, tt.wantDenied)
 			}
@@ -167,7 +168,7 @@ func TestCallGrants(t *testing.T) {
 			if !slices.Equal(names, tt.want) {
 				t.Errorf("CallGrants = %v, want %v", names, tt.want)
 			}
-			left, err := db.PeekGrants(ctx, "p", "chat-1")
+			left, err := db.PeekGrants(ctx, "p", "chat-1", time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -507,7 +507,7 @@ func TestRunByHand(t *testing.T) {
 	}
 	e.must(http.StatusOK, "GET", "/v1/chats", nil, &chats)
 	var au struct{ Items []auditRow }
-	e.must(http.StatusOK, "GET", "/v1/audit", nil, &au)
+	e.must(http.StatusOK, "GET", "/v1/audit?kind=invocation", nil, &au)
 	if len(chats.Items) != 0 || len(au.Items) != 0 {
 		t.Fatalf("refused calls left %d chats and %d audit rows", len(chats.Items), len(au.Items))
 	}

@@ -189,7 +189,7 @@ func (s *Server) grantsAtStake(ctx context.Context, pack, chatID string, caps []
 	if err != nil || ip.Pack == nil {
 		return nil
 	}
-	user, err := s.cfg.App.DB.PeekGrants(ctx, pack, chatID)
+	user, err := s.cfg.App.DB.PeekGrants(ctx, pack, chatID, s.cfg.App.Grants().Lapse())
 	if err != nil {
 		return nil
 	}

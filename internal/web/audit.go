@@ -44,8 +44,11 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		row := auditRowJSON{Entry: e}
-		if e.Kind == audit.KindInvocation {
+		switch e.Kind {
+		case audit.KindInvocation:
 			row.Summary = callSummary(e.Body)
+		case audit.KindInstall:
+			row.Summary = audit.InstallSummary(e.Body)
 		}
 		items = append(items, row)
 	}

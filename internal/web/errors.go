@@ -58,7 +58,14 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.As(err, &le):
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]apiError{"error": {Code: codeInvalidPack, Status: http.StatusUnprocessableEntity,
 			Message: "web: the pack has errors: fix them (packs validate shows them) and install it again", Findings: le.Findings}})
+	case errors.Is(err, app.ErrMisfit), errors.Is(err, app.ErrExecNotRequested):
+		// The pack cannot be installed as it is: the reason names the rule.
+		writeError(w, http.StatusUnprocessableEntity, codeInvalidPack, err.Error())
+	case errors.Is(err, packs.ErrSignatureRequired), errors.Is(err, packs.ErrUntrustedSigner), errors.Is(err, packs.ErrSignerBlocked),
+		errors.Is(err, packs.ErrSignature), errors.Is(err, app.ErrDeclined):
+		writeError(w, http.StatusForbidden, codeDenied, err.Error())
 	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec),
+		errors.Is(err, packs.ErrNotRequested),
 		errors.Is(err, app.ErrInvalidAgent), errors.Is(err, app.ErrUnknownCapability):
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
 	case errors.Is(err, errTooLarge):

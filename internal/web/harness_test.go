@@ -44,12 +44,13 @@ type envOptions struct {
 	addr         string
 	allowedHosts []string
 	builtins     bool // install the built-in packs as the app opens
+	policy       string
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins, Policy: opt.policy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
@@ -86,7 +87,7 @@ func TestGrantsMirrorLock(t *testing.T) {
 
 	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"path": src, "grant": []string{"all"}}, &p)
 	step("reinstall with grant all", p, requested)
-	rows, err := e.app.DB.PeekGrants(t.Context(), "notes", "")
+	rows, err := e.app.DB.PeekGrants(t.Context(), "notes", "", time.Time{})
 	if err != nil || len(rows) != 1 || rows[0].Scope != capability.ScopePersistent {
 		t.Errorf("packs.db after reinstall: got %+v, %v; want one persistent grant", rows, err)
 	}

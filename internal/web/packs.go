@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +132,7 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 		return out, nil
 	}
 	ref := ip.Entry.Ref()
-	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "")
+	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "", s.cfg.App.Grants().Lapse())
 	if err != nil {
 		return out, err
 	}
@@ -200,31 +201,20 @@ func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 		}
 		source, grant = body.Path, body.Grant
 	}
-	ctx := r.Context()
-	st, err := s.cfg.App.Home.Stage(ctx, source, packs.StageOptions{})
+	consent, err := installConsent(grant)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	defer st.Discard()
-	grants, err := installGrants(st.Pack.Request(), grant)
+	// The installer applies the policy (block list, [trust], the machine's
+	// fit) exactly as packs add does; the request's grant field is the
+	// person's consent.
+	res, err := s.cfg.App.Install(r.Context(), app.InstallRequest{Source: source, Consent: consent, By: "web"})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	e, err := s.cfg.App.InstallGrants(ctx, st, grants)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	// packs.db is where every grant check reads: record what was granted,
-	// replacing an earlier install's grants (new content, new decision),
-	// and mirror it into packs.lock, as packs add does.
-	if _, err := s.cfg.App.ReplaceGrants(ctx, e.Name, grants); err != nil {
-		s.fail(w, err)
-		return
-	}
-	out, err := s.packDetails(r, e.Name)
+	out, err := s.packDetails(r, res.Entry.Name)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -289,40 +279,26 @@ func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, []s
 	return saved, grant, nil
 }
 
-// installGrants checks the grant list against what the pack asks for and
-// returns the persistent grants of everything it asks for under each.
-func installGrants(req capability.Request, grant []string) ([]capability.UserGrant, error) {
-	names := req.Names()
-	if len(grant) != 1 || grant[0] != "all" {
-		var err error
-		if names, err = grantNames(req, grant); err != nil {
-			return nil, err
-		}
+// installConsent is the consent an install request's grant field gives:
+// "all" grants everything the pack asks for, a list of capability names
+// grants each of them whole (each must be asked for), none grants nothing.
+func installConsent(grant []string) (app.Consent, error) {
+	if len(grant) == 1 && grant[0] == "all" {
+		return app.ConsentFunc(func(ctx context.Context, o app.Offer) ([]capability.UserGrant, error) {
+			return app.Granting(o.Request.Names()...).Consent(ctx, o)
+		}), nil
 	}
-	out := make([]capability.UserGrant, len(names))
-	for i, n := range names {
-		out[i] = capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
-	}
-	return out, nil
-}
-
-// grantNames checks a list of capability names against what the pack asks
-// for.
-func grantNames(req capability.Request, grant []string) ([]capability.Name, error) {
-	var out []capability.Name
+	names := make([]capability.Name, 0, len(grant))
 	for _, g := range grant {
 		n, err := capability.ParseName(g)
 		if err != nil {
 			return nil, fmt.Errorf("%w: grant: %v, or \"all\"", errBadRequest, err)
 		}
-		if !req.Has(n) {
-			return nil, fmt.Errorf("%w: grant %s: the pack does not ask for it", errBadRequest, n)
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
+		if !slices.Contains(names, n) {
+			names = append(names, n)
 		}
 	}
-	return out, nil
+	return app.Granting(names...), nil
 }
 
 // grant records a persistent grant of one capability (optionally a subset
@@ -394,17 +370,11 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if _, err := s.cfg.App.DB.RevokeGrant(r.Context(), name, n); err != nil {
-		s.fail(w, err)
-		return
-	}
 	// packs.db, where every check reads grants, is revoked; the lock entry
 	// follows, as after packs revoke. A modified pack keeps its entry (it
 	// does not run anyway): the revoke stands and the reply shows the
 	// status.
-	if _, err := s.cfg.App.MirrorGrants(r.Context(), name); errors.Is(err, packs.ErrModified) {
-		s.log.Warn("web: revoked in packs.db, packs.lock left alone", "pack", name, "err", err)
-	} else if err != nil {
+	if _, err := s.cfg.App.RevokeGrant(r.Context(), name, n); err != nil {
 		s.fail(w, err)
 		return
 	}

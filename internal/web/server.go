@@ -215,6 +215,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST /v1/packs/{name}/grants", s.grant},
 		{"DELETE /v1/packs/{name}/grants/{capability}", s.revoke},
 		{"POST /v1/packs/{name}/calls", s.runByHand},
+		{"GET /v1/review", s.listReview}, {"POST /v1/packs/{name}/grants/{capability}/keep", s.keepGrant}, // review.go
 
 		{"GET /v1/chats", s.listChats},
 		{"POST /v1/chats", s.createChat},

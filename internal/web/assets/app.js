@@ -776,6 +776,7 @@ async function startFromAgent(id) {
 // ---- packs ----
 
 async function loadPacks() {
+  loadReview();
   const list = await api("GET", "/v1/packs");
   const root = $("#packs");
   if (!list.items.length) {
@@ -792,6 +793,36 @@ async function loadPacks() {
     cards.push(packCard(info));
   }
   root.replaceChildren(...cards);
+}
+
+// loadReview shows the grants the policy's [review] says are due, each
+// with Keep (its age counts from today) and Revoke.
+async function loadReview() {
+  const root = $("#review");
+  let due;
+  try { due = await api("GET", "/v1/review"); } catch (e) { root.replaceChildren(el("p", { class: "error" }, e.message)); return; }
+  if (!due.items.length) { root.replaceChildren(); return; }
+  root.replaceChildren(el("div", { class: "pack review" },
+    el("h3", {}, "Due for review"),
+    el("p", { class: "muted" }, "The policy asks you to look again at these grants: keep each, or revoke it."),
+    el("div", { class: "table-wrap" }, el("table", { class: "caps-table" },
+      el("thead", {}, el("tr", {}, el("th", {}, "pack"), el("th", {}, "capability"), el("th", {}, "granted"), el("th", {}, "since"), el("th", {}, ""))),
+      el("tbody", {}, ...due.items.map(d => el("tr", { "data-review": d.pack + ":" + d.capability },
+        el("td", {}, d.pack),
+        el("td", {}, el("span", { class: "cap" }, d.capability)),
+        el("td", {}, (d.resources || []).join(", ") || "everything it asks for"),
+        el("td", { class: d.lapsed ? "bad" : "" }, d.since.slice(0, 10) + (d.lapsed ? " (lapsed: it holds no more)" : "")),
+        el("td", {},
+          el("button", { class: "small-btn review-keep", onclick: () => reviewGrant(d.pack, d.capability, true) }, "Keep"), " ",
+          el("button", { class: "small-btn review-revoke", onclick: () => reviewGrant(d.pack, d.capability, false) }, "Revoke")))))))));
+}
+
+async function reviewGrant(pack, cap, keep) {
+  try {
+    if (keep) await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/grants/" + encodeURIComponent(cap) + "/keep");
+    else await api("DELETE", "/v1/packs/" + encodeURIComponent(pack) + "/grants/" + encodeURIComponent(cap));
+  } catch (e) { alert(e.message); }
+  loadPacks();
 }
 
 function packCard(p) {

@@ -66,3 +66,18 @@ func goodCheckedGuest(ap capability.Approval, pl *extism.Plugin) {
 func goodForwarded(run func(capability.Approval), ap capability.Approval) {
 	run(ap)
 }
+
+// A front end that stages a pack and commits it itself skips the
+// installer: the policy, trust, the machine's fit and consent.
+func badCommitStaged(ctx context.Context, h *packs.Home, dir string) {
+	st, err := h.Stage(ctx, dir, packs.StageOptions{})
+	if err != nil {
+		return
+	}
+	_, _ = st.CommitGrants(ctx, nil)
+}
+
+func badCommitValue(st *packs.Staged) {
+	commit := st.Commit
+	_ = commit
+}
