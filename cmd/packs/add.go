@@ -268,16 +268,6 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 	return err
 }
 
-// grantSpecs renders the person's grants in e's lock entry as packs
-// grant writes them.
-func grantSpecs(e packs.LockEntry) []string {
-	var out []string
-	for _, u := range capability.FromLock(e.Capabilities) {
-		out = append(out, u.String())
-	}
-	return out
-}
-
 // addResult is packs add --json: the installed pack as list --json shows
 // it, and how each requested capability ended up.
 type addResult struct {
