@@ -1,46 +1,19 @@
 package confine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
-	"strconv"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/packs-run/packs/hostfns/confine/supervisor"
 )
-
-// specEnv carries the Spec (JSON) to the supervisor. Its name starts with
-// PACKS_, which no grant ever makes visible to a pack, and the supervisor
-// gives the command Spec.Env alone.
-const specEnv = "PACKS_CONFINE_SPEC"
-
-// statusFD is the supervisor's end of the status pipe: it writes why the
-// confinement failed, or closes it once the command has started.
-const statusFD = 3
-
-// setupExit is the supervisor's exit status when it could not confine;
-// the parent reads the reason from the status pipe.
-const setupExit = 125
-
-func init() {
-	raw, ok := os.LookupEnv(specEnv)
-	if !ok {
-		return
-	}
-	// Everything from here runs on the main thread, which the command will
-	// inherit its confinement from: it must never run anything else.
-	runtime.LockOSThread()
-	os.Exit(supervise(raw))
-}
 
 var (
 	probeOnce sync.Once
@@ -75,7 +48,7 @@ func probeNamespaces() error {
 	if err != nil {
 		return err
 	}
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{exe}, Env: []string{specEnv + "=probe"}}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{exe}, Env: []string{supervisor.Env + "=" + supervisor.Probe}}
 	cmd.SysProcAttr = namespaced()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -128,7 +101,7 @@ func Command(spec Spec) (*Cmd, error) {
 	if mode != ModeFull && spec.Network == ProxyOnly && spec.ProxyPort == 0 {
 		return nil, fmt.Errorf("%w: network through the proxy needs its port", ErrSetup)
 	}
-	raw, err := json.Marshal(wireSpec{Spec: spec, Namespaced: mode == ModeFull, ABI: sup.LandlockABI})
+	wire, err := toWire(spec, mode == ModeFull, sup.LandlockABI)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -139,7 +112,7 @@ func Command(spec Spec) (*Cmd, error) {
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{"packs-confine"},
-		Env:        []string{specEnv + "=" + string(raw)},
+		Env:        []string{supervisor.Env + "=" + supervisor.Encode(wire)},
 		Dir:        "/",
 		ExtraFiles: []*os.File{w},
 	}
@@ -168,182 +141,70 @@ func (c *Cmd) Start() error {
 	return nil
 }
 
-// wireSpec is what the supervisor is handed.
-type wireSpec struct {
-	Spec
-	Namespaced bool
-	ABI        int
-}
-
-// supervise is the supervisor: it confines its (locked) thread, starts the
-// command from it, and returns the exit status to leave with.
-func supervise(raw string) int {
-	if raw == "probe" {
-		if err := loopbackUp(); err != nil {
-			fmt.Fprintln(os.Stderr, "packs-confine:", err)
-			return setupExit
+// toWire turns spec into what the supervisor enforces: the system paths
+// and spec's as Landlock rules, the rights the kernel's ABI knows as
+// handled, the seccomp program, the limits.
+func toWire(spec Spec, namespaced bool, abi int) (supervisor.Wire, error) {
+	if abi < 1 {
+		return supervisor.Wire{}, errors.New("landlock: not supported by this kernel")
+	}
+	w := supervisor.Wire{
+		Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
+		Namespaced: namespaced, HandledFS: handledFS(abi),
+		ProxySocket: spec.ProxySocket, ProxyPort: spec.ProxyPort,
+		MaxProcs: uint64(spec.MaxProcs), MaxData: spec.MaxData,
+	}
+	if namespaced {
+		w.ProxyPort = 0
+	} else {
+		w.ProxySocket = ""
+	}
+	if spec.Network != ProxyOnly {
+		w.ProxySocket, w.ProxyPort = "", 0
+	}
+	if w.MaxProcs == 0 {
+		w.MaxProcs = DefaultMaxProcs
+	}
+	if w.MaxData == 0 {
+		w.MaxData = DefaultMaxData
+	}
+	if abi >= 6 {
+		w.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+	}
+	if !namespaced {
+		if spec.Network == ProxyOnly && abi < 4 {
+			return supervisor.Wire{}, errors.New("landlock: this kernel (ABI < 4) cannot limit TCP to the proxy's port without namespaces")
 		}
-		return 0
-	}
-	status := os.NewFile(statusFD, "status")
-	unix.CloseOnExec(statusFD)
-	fail := func(err error) int {
-		fmt.Fprint(status, err)
-		status.Close()
-		return setupExit
-	}
-	var w wireSpec
-	if err := json.Unmarshal([]byte(raw), &w); err != nil {
-		return fail(err)
-	}
-	env := w.Env
-	if w.Namespaced {
-		if err := loopbackUp(); err != nil {
-			return fail(err)
+		if abi >= 4 {
+			w.HandledNet = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		}
 	}
-	proxyPort := w.ProxyPort
-	if w.Network == ProxyOnly && w.Namespaced {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fail(fmt.Errorf("proxy port: %w", err))
+	read := uint64(fsReadFile | fsReadDir)
+	write := read | fsWriteFile | fsRemoveDir | fsRemoveFile | fsMakeDir | fsMakeReg | fsMakeSym |
+		fsMakeSock | fsMakeFifo | fsRefer | fsTruncate
+	for _, r := range []struct {
+		paths  []string
+		access uint64
+	}{
+		{systemExec, read | fsExecute},
+		{systemRead, read},
+		{systemDevices, fsReadFile | fsWriteFile | fsTruncate | fsIoctlDev},
+		{spec.Exec, read | fsExecute},
+		{spec.Read, read},
+		{spec.Write, write},
+	} {
+		for _, p := range r.paths {
+			w.Rules = append(w.Rules, supervisor.Rule{Path: p, Access: r.access})
 		}
-		proxyPort = ln.Addr().(*net.TCPAddr).Port
-		go forward(ln, w.ProxySocket)
 	}
-	if w.Network == ProxyOnly {
-		env = append(env, proxyEnv(proxyPort)...)
-	}
-	if err := limit(w.Spec); err != nil {
-		return fail(err)
-	}
-	if err := restrict(w, proxyPort); err != nil {
-		return fail(err)
-	}
-	cmd := &exec.Cmd{
-		Path: w.Path, Args: w.Args, Env: env, Dir: w.Dir,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-	}
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
-	status.Close()
-	// Signals the parent sends the supervisor (SIGTERM at the time limit)
-	// go on to the command; as the namespace's init, the supervisor would
-	// otherwise ignore them.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	_ = cmd.Wait()
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
-
-// proxyEnv points the usual variables at the proxy; NO_PROXY is cleared so
-// nothing bypasses it (a bypass would only fail: no other route exists).
-func proxyEnv(port int) []string {
-	u := "http://127.0.0.1:" + strconv.Itoa(port)
-	return []string{
-		"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "ALL_PROXY=" + u,
-		"http_proxy=" + u, "https_proxy=" + u, "all_proxy=" + u,
-		"NO_PROXY=", "no_proxy=",
-	}
-}
-
-// forward carries each connection to the namespace's proxy port to the
-// host proxy's Unix socket, which decides it. It runs on threads other
-// than the confined one, for the supervisor's lifetime.
-func forward(ln net.Listener, socket string) {
-	for {
-		in, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer in.Close()
-			out, err := net.Dial("unix", socket)
-			if err != nil {
-				return
-			}
-			defer out.Close()
-			done := make(chan struct{}, 2)
-			go func() { _, _ = io.Copy(out, in); out.(*net.UnixConn).CloseWrite(); done <- struct{}{} }()
-			go func() { _, _ = io.Copy(in, out); in.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-			<-done
-			<-done
-		}()
-	}
-}
-
-// loopbackUp brings the namespace's lo up, so the proxy port can listen.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	prog, err := filter(!namespaced, spec.Network == ProxyOnly)
 	if err != nil {
-		return fmt.Errorf("loopback: %w", err)
+		return supervisor.Wire{}, err
 	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
+	for _, f := range prog {
+		w.Seccomp = append(w.Seccomp, supervisor.Filter{Code: f.Op, Jt: f.Jt, Jf: f.Jf, K: f.K})
 	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("loopback up: %w", err)
-	}
-	return nil
-}
-
-// limit sets the resource limits the command inherits.
-func limit(s Spec) error {
-	procs, data := uint64(s.MaxProcs), s.MaxData
-	if procs == 0 {
-		procs = DefaultMaxProcs
-	}
-	if data == 0 {
-		data = DefaultMaxData
-	}
-	for _, l := range []struct {
-		res int
-		max uint64
-	}{{unix.RLIMIT_NPROC, procs}, {unix.RLIMIT_DATA, data}, {unix.RLIMIT_CORE, 0}} {
-		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.max, Max: l.max}); err != nil {
-			return fmt.Errorf("rlimit %d: %w", l.res, err)
-		}
-	}
-	return nil
-}
-
-// restrict confines the calling thread, for good: no new privileges, no
-// capabilities across exec, the Landlock domain, then the seccomp filter.
-func restrict(w wireSpec, proxyPort int) error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if w.Namespaced {
-		// Root of its own user namespace: keep no capability across exec.
-		for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-				return fmt.Errorf("capability bounding set: %w", err)
-			}
-		}
-		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-			return fmt.Errorf("ambient capabilities: %w", err)
-		}
-	}
-	if err := landlock(w, proxyPort); err != nil {
-		return err
-	}
-	return installSeccomp(!w.Namespaced, w.Network == ProxyOnly)
+	return w, nil
 }
 
 // Landlock access rights, as the kernel defines them.
@@ -364,9 +225,6 @@ const (
 	fsRefer      = unix.LANDLOCK_ACCESS_FS_REFER
 	fsTruncate   = unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	fsIoctlDev   = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
-
-	// the rights that apply to a file (not a directory)
-	fileRights = fsExecute | fsWriteFile | fsReadFile | fsTruncate | fsIoctlDev
 )
 
 // handledFS is every filesystem right the kernel of ABI v knows: each one
@@ -393,87 +251,3 @@ func landlockABI() (int, error) {
 	}
 	return int(v), nil
 }
-
-// landlock builds the ruleset of w and enforces it on this thread.
-func landlock(w wireSpec, proxyPort int) error {
-	if w.ABI < 1 {
-		return errors.New("landlock: not supported by this kernel")
-	}
-	handled := handledFS(w.ABI)
-	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
-	if w.ABI >= 6 {
-		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-	}
-	netRules := !w.Namespaced && w.ABI >= 4
-	if netRules {
-		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
-	}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return fmt.Errorf("landlock ruleset: %w", e)
-	}
-	defer unix.Close(int(fd))
-	read := uint64(fsReadFile | fsReadDir)
-	write := read | fsWriteFile | fsRemoveDir | fsRemoveFile | fsMakeDir | fsMakeReg | fsMakeSym |
-		fsMakeSock | fsMakeFifo | fsRefer | fsTruncate
-	rules := []struct {
-		paths  []string
-		access uint64
-	}{
-		{systemExec, read | fsExecute},
-		{systemRead, read},
-		{systemDevices, fsReadFile | fsWriteFile | fsTruncate | fsIoctlDev},
-		{w.Exec, read | fsExecute},
-		{w.Read, read},
-		{w.Write, write},
-	}
-	for _, r := range rules {
-		for _, p := range r.paths {
-			if err := addPath(int(fd), p, r.access&handled); err != nil {
-				return err
-			}
-		}
-	}
-	if netRules && w.Network == ProxyOnly {
-		rule := struct {
-			access uint64
-			port   uint64
-		}{unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, uint64(proxyPort)}
-		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, landlockRuleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
-			return fmt.Errorf("landlock proxy port rule: %w", e)
-		}
-	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
-		return fmt.Errorf("landlock restrict: %w", e)
-	}
-	return nil
-}
-
-// addPath allows access beneath path (or to the file path). A path that
-// does not exist is skipped: it cannot be reached either.
-func addPath(ruleset int, path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("landlock rule %s: %w", path, err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("landlock rule %s: %w", path, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		access &= fileRights
-	}
-	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
-	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
-		return fmt.Errorf("landlock rule %s: %w", path, e)
-	}
-	return nil
-}
-
-// landlockRuleNetPort is LANDLOCK_RULE_NET_PORT (ABI 4), which x/sys/unix
-// does not name yet.
-const landlockRuleNetPort = 2

@@ -3,9 +3,6 @@
 package confine
 
 import (
-	"fmt"
-	"unsafe"
-
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -100,22 +97,4 @@ func filter(noIP, streamOnly bool) ([]bpf.RawInstruction, error) {
 	}
 	prog = append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
 	return bpf.Assemble(prog)
-}
-
-// installSeccomp loads the filter on the calling thread (no_new_privs is
-// already set); the command inherits it.
-func installSeccomp(noIP, streamOnly bool) error {
-	raw, err := filter(noIP, streamOnly)
-	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	filters := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		filters[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	prog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	return nil
 }
