@@ -7,6 +7,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawStdio serves ServeStdio over pipes and returns a function that sends
@@ -127,5 +129,45 @@ func TestErrorsHaveCodes(t *testing.T) {
 	}
 	if code, _ := errObj["code"].(float64); code != -32600 {
 		t.Errorf("a second initialize: code %v, want -32600 (invalid request)", errObj["code"])
+	}
+}
+
+// TestNoListChangedBeforeAChange: a client that connects while the packs
+// are still being prepared is told of no list change it did not miss: the
+// lists it reads first are already whole.
+func TestNoListChangedBeforeAChange(t *testing.T) {
+	e := newEnv(t, autoApproveEcho)
+	release := make(chan struct{})
+	attach := e.srv.cfg.Attach
+	e.srv.cfg.Attach = nil
+	e.srv.cfg.Prepare = func(ctx context.Context) ([]string, error) {
+		select {
+		case <-release:
+			return attach, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	changed := make(chan string, 8)
+	cs := e.connectStdio(t, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { changed <- "tools" },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { changed <- "prompts" },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- "resources" },
+	})
+	close(release)
+	ctx := context.Background()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListPrompts(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case what := <-changed:
+		t.Errorf("the client was told its %s list changed, though nothing changed since it read it", what)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -28,6 +28,7 @@ const maxListedFiles = 200
 // earlier pack (or the pack prompts) already took is left out, with a
 // warning.
 func (c *conn) addPackFeatures(sess *chat.Session) {
+	defer c.lists.changed()
 	var res []*mcp.Resource
 	prompts := map[string]string{}
 	addPrompt := func(pr *mcp.Prompt, h mcp.PromptHandler, pack string) {

@@ -208,6 +208,82 @@ type conn struct {
 	watchOnce sync.Once // ties watch's end to the session's
 
 	parked parkedCalls // calls waiting for the client's input (parked.go)
+
+	lists listsSeen
+}
+
+// listsSeen keeps a session's list_changed notifications to those the
+// client can use: a list (tools, prompts, resources) changed after the
+// client last read it. The chat opens while a stdio client is already
+// connected (ServeStdio), so the tools, prompts and resources it registers
+// would otherwise be announced as changes to a client that reads them
+// whole a moment later.
+type listsSeen struct {
+	mu      sync.Mutex
+	changes int            // registrations so far (any list)
+	opened  int            // changes when the chat had opened: no list was read before
+	seen    map[string]int // per list: changes when the client last read it
+}
+
+// open records that the chat opened: what it registered is what the
+// client's first lists show.
+func (l *listsSeen) open() {
+	l.mu.Lock()
+	l.opened = l.changes
+	l.mu.Unlock()
+}
+
+// changed counts a registration.
+func (l *listsSeen) changed() {
+	l.mu.Lock()
+	l.changes++
+	l.mu.Unlock()
+}
+
+// reading returns the count a list answer reflects; read records it.
+func (l *listsSeen) reading() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changes
+}
+
+func (l *listsSeen) read(list string, at int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string]int{}
+	}
+	l.seen[list] = max(l.seen[list], at)
+}
+
+// stale reports whether list changed since the client last read it, or
+// since the chat opened when it has not read it.
+func (l *listsSeen) stale(list string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.seen[list]
+	if !ok {
+		at = l.opened
+	}
+	return l.changes > at
+}
+
+// listOf names the list a method reads or a notification announces.
+var listOf = map[string]string{
+	"tools/list": "tools", "notifications/tools/list_changed": "tools",
+	"prompts/list": "prompts", "notifications/prompts/list_changed": "prompts",
+	"resources/list": "resources", "resources/templates/list": "resources", "notifications/resources/list_changed": "resources",
+}
+
+// sending drops a list_changed notification the client cannot use
+// (listsSeen).
+func (c *conn) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if list, ok := listOf[method]; ok && strings.HasPrefix(method, "notifications/") && !c.lists.stale(list) {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
 }
 
 func (s *Server) newConn() *conn {
@@ -233,6 +309,7 @@ func (s *Server) newConn() *conn {
 		},
 	})
 	c.srv.AddReceivingMiddleware(c.middleware)
+	c.srv.AddSendingMiddleware(c.sending)
 	return c
 }
 
@@ -301,7 +378,11 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, withCode(err, jsonrpc.CodeInternalError)
 			}
 		}
+		at := c.lists.reading()
 		res, err := next(ctx, method, req)
+		if list, ok := listOf[method]; ok && err == nil {
+			c.lists.read(list, at)
+		}
 		if method == "initialize" {
 			return res, withCode(err, jsonrpc.CodeInvalidRequest)
 		}
@@ -367,6 +448,7 @@ func (c *conn) open(ctx context.Context) error {
 	c.syncToolsLocked()
 	c.mu.Unlock()
 	c.addPackFeatures(sess)
+	c.lists.open()
 	return nil
 }
 
@@ -419,6 +501,7 @@ func (c *conn) syncToolsLocked() {
 		c.srv.RemoveTools(gone...)
 	}
 	c.tools = want
+	c.lists.changed()
 }
 
 // addTool registers tool on srv. The SDK panics on a tool it refuses (an
