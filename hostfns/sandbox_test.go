@@ -2,6 +2,7 @@ package hostfns
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -270,4 +271,23 @@ func TestConfinedNetworkProxy(t *testing.T) {
 		_, _, rec := sh(t, req, "curl -sS --max-time 5 http://127.0.0.1:"+other.port+"/x")
 		requireRecorded(t, rec, capability.Network, "http://127.0.0.1:"+other.port+"/x", false)
 	})
+}
+
+// TestConfinedFromGuest: a WebAssembly guest granted sh reaches, through
+// the exec host function, no more than any other front end does.
+func TestConfinedFromGuest(t *testing.T) {
+	v := newVictim(t)
+	outside := filepath.Join(t.TempDir(), "from-guest")
+	c, _ := newCall(t, execReq("sh"))
+	r := mustProbe(t, c, "exec", op{"op": "exec", "argv": []string{"sh", "-c", "cat " + v.ssh + "; touch " + outside}})
+	var got ExecResponse
+	if err := json.Unmarshal(r.Exec, &got); err != nil {
+		t.Fatalf("exec response %q: %v", r.Exec, err)
+	}
+	if strings.Contains(got.Stdout+got.Stderr, "VICTIM-") || !strings.Contains(got.Stderr, "Permission denied") {
+		t.Errorf("exec from the guest: %+v", got)
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the guest's command wrote %s", outside)
+	}
 }
