@@ -31,6 +31,9 @@ type ExecOptions struct {
 	Timeout   time.Duration // wall clock; 0: Grant.Limits().Timeout
 	Grace     time.Duration // SIGTERM to SIGKILL; 0: DefaultGrace
 	MaxOutput int64         // bytes kept per stream; 0: Grant.Limits().OutputBytes
+	// Dir is the working directory: the Call's Workspace (the default) or
+	// its PackRoot, read-only; nothing else.
+	Dir string
 	// Environ is the host environment ("K=V") the granted variables come
 	// from, through Environ (which records them). nil passes what Environ
 	// already exposed for this call, if anything.
@@ -100,7 +103,10 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	sb, err := c.sandbox(ctx, argv[0], prog)
+	if opt.Dir != "" && opt.Dir != c.Workspace && opt.Dir != c.PackRoot {
+		return ExecResult{}, fmt.Errorf("%w: a command runs in the workspace or the pack root, not %s", ErrInvalidRequest, opt.Dir)
+	}
+	sb, err := c.sandbox(ctx, argv[0], prog, opt.Dir)
 	if err != nil {
 		return ExecResult{}, err
 	}

@@ -87,10 +87,10 @@ func lacking(sup confine.Support) string {
 }
 
 // sandbox prepares the confinement of program (argv[0], found at prog)
-// for this call: decides, when the machine cannot confine fully, whether
+// for this call, working in wd (the workspace when ""): decides, when the machine cannot confine fully, whether
 // the command may run anyway (recorded), makes the private directory and
 // starts the proxy.
-func (c *Call) sandbox(ctx context.Context, program, prog string) (*sandbox, error) {
+func (c *Call) sandbox(ctx context.Context, program, prog, wd string) (*sandbox, error) {
 	sup := confine.Probe()
 	sb := &sandbox{mode: sup.Mode()}
 	if !sup.Full() {
@@ -103,6 +103,9 @@ func (c *Call) sandbox(ctx context.Context, program, prog string) (*sandbox, err
 		return nil, fmt.Errorf("hostfns: exec: %w", err)
 	}
 	sb.dir, sb.tmp, sb.wd = dir, filepath.Join(dir, "tmp"), c.Workspace
+	if wd != "" {
+		sb.wd = wd
+	}
 	if sb.wd == "" {
 		sb.wd = sb.tmp
 	}

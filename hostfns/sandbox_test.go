@@ -291,3 +291,23 @@ func TestConfinedFromGuest(t *testing.T) {
 		t.Errorf("the guest's command wrote %s", outside)
 	}
 }
+
+// TestConfinedPackRootDir: a command may work in its pack root, which stays
+// read-only; the workspace stays writable.
+func TestConfinedPackRootDir(t *testing.T) {
+	c, _ := newCall(t, execReq("sh"))
+	res, err := Exec(context.Background(), c, []string{"sh", "-c", "pwd; cat SKILL.md; echo x > evil || echo read-only; echo ok > $HOME/out"}, ExecOptions{Dir: c.PackRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	if !strings.HasPrefix(out, c.PackRoot+"\n") || !strings.Contains(out, "name: probe") || !strings.Contains(out, "read-only") {
+		t.Errorf("in the pack root: %q %q", out, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(c.Workspace, "out")); err != nil {
+		t.Errorf("the workspace was not writable: %v", err)
+	}
+	if _, err := Exec(context.Background(), c, []string{"sh", "-c", "true"}, ExecOptions{Dir: "/etc"}); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("a working directory outside: %v, want ErrInvalidRequest", err)
+	}
+}

@@ -151,3 +151,58 @@ func TestConfinedFrontEnds(t *testing.T) {
 		mustNotExist(t, target)
 	})
 }
+
+// TestScriptSkill: a skill whose work is a Python script (wasm-examples/
+// py-report, in the shape of the public Agent Skills) runs end to end
+// through exec_best_effort with python3 granted: it reads its own folder
+// and the workspace and writes its report there; a file outside is not
+// readable, and its own folder is not writable.
+func TestScriptSkill(t *testing.T) {
+	home := t.TempDir()
+	withHome(t, home, "add", filepath.Join("..", "..", "wasm-examples", "py-report"), "--grant", "all", "--yes").mustCode(t, exitOK)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "sales.csv"), []byte("region,units,price\nnorth,3,2.5\nsouth,5,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.csv")
+	if err := os.WriteFile(outside, []byte("key\nVICTIM-KEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call := func(args ...string) string {
+		b, _ := json.Marshal(map[string]any{"pack_id": "py-report", "command": "python3", "args": args, "cwd_policy": "pack_root"})
+		return string(b)
+	}
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "exec_best_effort", Arguments: call("scripts/report.py", "sales.csv")}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "exec_best_effort", Arguments: call("scripts/report.py", outside)}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "exec_best_effort", Arguments: call("-c", "open('scripts/report.py', 'a').write('#')")}}},
+		llmtest.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "m", "--attach", "py-report", "--workspace", ws, "--message", "report on sales.csv", "--yes").mustCode(t, exitOK)
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("the model was asked %d times, want 4:\n%s\n%s", len(reqs), r.stdout, r.stderr)
+	}
+	result := func(i int) string { // the tool result of turn i, as the model got it
+		msgs := reqs[i].Messages
+		return msgs[len(msgs)-1].Content
+	}
+	if got := result(1); !strings.Contains(got, `\"rows\": 2`) || !strings.Contains(got, `\"total\": 8.0`) {
+		t.Errorf("the report's result: %s", got)
+	}
+	report, err := os.ReadFile(filepath.Join(ws, "report.md"))
+	if err != nil || !strings.Contains(string(report), "| units | 8 | 4 | 3 | 5 |") {
+		t.Errorf("report.md = %q, %v", report, err)
+	}
+	if got := result(2); strings.Contains(got, "VICTIM-KEY") || !strings.Contains(got, "Permission denied") {
+		t.Errorf("reading a file outside: %s", got)
+	}
+	if got := result(3); !strings.Contains(got, "Permission denied") && !strings.Contains(got, "Read-only") {
+		t.Errorf("writing the pack's own folder: %s", got)
+	}
+	// The pack still runs: its content matches its lock entry.
+	if r := withHome(t, home, "info", "py-report"); r.code != exitOK || strings.Contains(r.stdout, "modified") {
+		t.Errorf("the pack changed: %s %s", r.stdout, r.stderr)
+	}
+}

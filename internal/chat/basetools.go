@@ -328,9 +328,11 @@ func (s *Session) prepareExec(raw json.RawMessage) (*prepared, error) {
 	run := func(ctx context.Context, g runtime.Granted) (json.RawMessage, int, error) {
 		// The Call carries the gate's approval: hostfns.Exec starts nothing
 		// without one that holds for this invocation and grant.
-		call := g.HostCall(a.pack, ToolExec, dir)
+		// The workspace stays the chat's, writable; the pack root, when it
+		// is the working directory, stays read-only.
+		call := g.HostCall(a.pack, ToolExec, s.workspace)
 		call.Logger = s.log
-		r, err := hostfns.Exec(ctx, call, argv, hostfns.ExecOptions{})
+		r, err := hostfns.Exec(ctx, call, argv, hostfns.ExecOptions{Dir: dir})
 		out, merr := json.Marshal(struct {
 			OK        bool   `json:"ok"`
 			ExitCode  int    `json:"exit_code"`
