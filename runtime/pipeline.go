@@ -278,6 +278,15 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	} else {
 		pending.Capabilities, pending.Touches = preview.Names(), touches(req.Pack.Request(), preview)
 	}
+	if slices.Contains(pending.Capabilities, capability.TerminalExec) && preview.Has(capability.TerminalExec) {
+		// What a native command of this call may touch, as the kernel will
+		// enforce it (hostfns.Exec confines every one): the card says so.
+		root := ""
+		if req.Pack != nil {
+			root = req.Pack.Dir
+		}
+		pending.Touches = append(pending.Touches, hostfns.Confinement(preview, root, req.Workspace))
+	}
 
 	// The gate decides.
 	gate := capability.NewGate(append([]capability.Approver{p.cfg.Policy.Approver()}, req.Approvers...)...)
