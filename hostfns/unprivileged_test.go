@@ -63,7 +63,7 @@ func TestConfinedUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFile(self, filepath.Join(shared, "hostfns.test"), 0o755)
-	copyFile("/bin/cat", filepath.Join(shared, "suidcat"), 0o4755)
+	copyFile("/bin/cat", filepath.Join(shared, "suidcat"), os.ModeSetuid|0o755)
 	if err := os.WriteFile(filepath.Join(shared, "root-only"), []byte("VICTIM-root"), 0o600); err != nil {
 		t.Fatal(err)
 	}
