@@ -135,6 +135,12 @@ func (c *Call) sandbox(ctx context.Context, program, prog, wd string) (*sandbox,
 			s.Read = append(s.Read, paths...)
 		}
 	}
+	// A test harness's stand-ins for commands (Fakes.ExecPath, packs
+	// test's stubs) replace the system's: they and what they read beside
+	// them are run and read as /usr/bin is.
+	if fake := fakesFrom(ctx).ExecPath; fake != "" {
+		s.Exec = append(s.Exec, filepath.SplitList(fake)...)
+	}
 	s.Exec = slices.DeleteFunc(s.Exec, func(p string) bool { return p == "" })
 	s.Write = slices.DeleteFunc(s.Write, func(p string) bool { return p == "" })
 	if c.Grant.Has(capability.Network) {

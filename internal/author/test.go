@@ -157,7 +157,7 @@ func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c packs.Te
 		}
 	}
 	for _, m := range c.Fakes.Commands {
-		if err := writeStub(stubs, tmp, m); err != nil {
+		if err := writeStub(stubs, m); err != nil {
 			return res, err
 		}
 	}
@@ -196,10 +196,11 @@ func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c packs.Te
 
 // writeStub writes an executable named m.Command into dir that prints the
 // fake's stdout and stderr and exits with its code. The outputs are files
-// beside it, so nothing in them is ever read by a shell.
-func writeStub(dir, tmp string, m packs.FakeCommand) error {
-	out := filepath.Join(tmp, "stub-"+m.Command+".stdout")
-	errf := filepath.Join(tmp, "stub-"+m.Command+".stderr")
+// beside it, so nothing in them is ever read by a shell, and a confined
+// command reads them as it runs the stub (dir stands in for /usr/bin).
+func writeStub(dir string, m packs.FakeCommand) error {
+	out := filepath.Join(dir, "stub-"+m.Command+".stdout")
+	errf := filepath.Join(dir, "stub-"+m.Command+".stderr")
 	if err := os.WriteFile(out, []byte(m.Stdout), 0o644); err != nil {
 		return err
 	}
