@@ -119,12 +119,11 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	defer capStop(nil)
 	stdout := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
 	stderr := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(opt.Stdin), stdout, stderr
 	// A process that left the group may hold the pipes open: stop waiting
 	// for it once the group is gone and the grace has passed.
 	cmd.WaitDelay = opt.Grace
 	start := time.Now()
-	if err := sb.start(cmd); err != nil {
+	if err := sb.start(cmd, bytes.NewReader(opt.Stdin), stdout, stderr); err != nil {
 		return ExecResult{}, fmt.Errorf("hostfns: exec %s: %w", argv[0], err)
 	}
 	pgid := cmd.Process.Pid
@@ -151,6 +150,7 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	// so this reaches only the command's own leftovers.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	waitErr := reap()
+	sb.release()
 	res := ExecResult{
 		Stdout:    stdout.bytes(),
 		Stderr:    stderr.bytes(),

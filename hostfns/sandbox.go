@@ -3,6 +3,7 @@ package hostfns
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -181,13 +182,24 @@ func (sb *sandbox) command(prog string, argv, env []string) (*exec.Cmd, error) {
 	return cc.Cmd, nil
 }
 
-// start starts cmd and, when it is the supervisor, waits until the command
-// runs confined (a confinement that could not be built fails here).
-func (sb *sandbox) start(cmd *exec.Cmd) error {
+// start starts cmd with its streams and, when it is the supervisor, waits
+// until the command runs confined (a confinement that could not be built
+// fails here). The supervisor may have been started ahead: its streams
+// are bound to this call now.
+func (sb *sandbox) start(cmd *exec.Cmd, stdin io.Reader, stdout, stderr io.Writer) error {
 	if sb.confined == nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 		return cmd.Start()
 	}
+	sb.confined.Stdin, sb.confined.Stdout, sb.confined.Stderr = stdin, stdout, stderr
 	return sb.confined.Start()
+}
+
+// release says the command is reaped: the next supervisor may start.
+func (sb *sandbox) release() {
+	if sb.confined != nil {
+		sb.confined.Release()
+	}
 }
 
 // close stops the proxy and removes the private directory.

@@ -74,13 +74,17 @@ func namespaced() *syscall.SysProcAttr {
 	}
 }
 
-// Cmd is a confined command not started yet. Set Stdin, Stdout, Stderr and
-// WaitDelay on its exec.Cmd; Start it here, Wait on the exec.Cmd.
+// Cmd is a confined command: its supervisor, started ahead or not yet.
+// Set Stdin, Stdout and Stderr here (and WaitDelay on the exec.Cmd), Start
+// it here, then Wait on the exec.Cmd.
 type Cmd struct {
 	*exec.Cmd
-	Mode   Mode
-	status *os.File
-	writer *os.File
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Mode           Mode
+
+	sup  *super
+	wire string
 }
 
 // Command prepares spec to run confined. It refuses with ErrUnavailable
@@ -105,40 +109,228 @@ func Command(spec Spec) (*Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	r, w, err := os.Pipe()
+	s, err := warm.take(mode == ModeFull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
-		Args:       []string{"packs-confine"},
-		Env:        []string{supervisor.Env + "=" + supervisor.Encode(wire)},
-		Dir:        "/",
-		ExtraFiles: []*os.File{w},
-	}
-	if mode == ModeFull {
-		cmd.SysProcAttr = namespaced()
-	} else {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
-	return &Cmd{Cmd: cmd, Mode: mode, status: r, writer: w}, nil
+	return &Cmd{Cmd: s.cmd, Mode: mode, sup: s, wire: supervisor.Encode(wire)}, nil
 }
 
-// Start starts the supervisor and waits until the command runs inside its
+// Start hands the command to its supervisor (starting the supervisor
+// first when none was ready) and waits until the command runs inside its
 // confinement. A confinement that could not be built is ErrSetup (the
-// command never ran); the caller still Waits.
+// command never ran); the caller still Waits, on c.
 func (c *Cmd) Start() error {
-	err := c.Cmd.Start()
-	c.writer.Close()
-	defer c.status.Close()
-	if err != nil {
-		return err
+	s := c.sup
+	if !s.started {
+		if err := s.start(); err != nil {
+			s.close()
+			return err
+		}
 	}
-	msg, _ := io.ReadAll(io.LimitReader(c.status, 4096))
-	if len(msg) > 0 {
+	s.stdin.bind(c.Stdin)
+	s.stdout.bind(c.Stdout)
+	s.stderr.bind(c.Stderr)
+	_, werr := io.WriteString(s.wire, c.wire)
+	s.wire.Close()
+	msg, _ := io.ReadAll(io.LimitReader(s.status, 4096))
+	s.status.Close()
+	switch {
+	case len(msg) > 0:
 		return fmt.Errorf("%w: %s", ErrSetup, msg)
+	case werr != nil:
+		return fmt.Errorf("%w: handing the command to its supervisor: %v", ErrSetup, werr)
 	}
 	return nil
+}
+
+// Release says the call is over (its command reaped): the next call's
+// supervisor starts now, after, so that starting it never competes with
+// this call for the CPU.
+func (c *Cmd) Release() { warm.refill(c.sup.namespaced) }
+
+// super is one supervisor process: started with its namespaces, waiting
+// for its Wire on a pipe. Its standard streams are bound to a call only
+// when the call takes it (late).
+type super struct {
+	cmd                 *exec.Cmd
+	namespaced, started bool
+	status, wire        *os.File // the parent's ends: read the status, write the Wire
+	childStatus         *os.File // the supervisor's ends, closed here once it runs
+	childWire           *os.File
+	stdin               *lateReader
+	stdout, stderr      *lateWriter
+}
+
+func newSuper(inNamespaces bool) (*super, error) {
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	wr, ww, err := os.Pipe()
+	if err != nil {
+		sr.Close()
+		sw.Close()
+		return nil, err
+	}
+	s := &super{namespaced: inNamespaces, status: sr, childStatus: sw, wire: ww, childWire: wr,
+		stdin: newLateReader(), stdout: newLateWriter(), stderr: newLateWriter()}
+	s.cmd = &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       []string{"packs-confine"},
+		Env:        []string{supervisor.Env + "=" + supervisor.Serve},
+		Dir:        "/",
+		ExtraFiles: []*os.File{sw, wr}, // supervisor.StatusFD, supervisor.WireFD
+		Stdin:      s.stdin, Stdout: s.stdout, Stderr: s.stderr,
+	}
+	if inNamespaces {
+		s.cmd.SysProcAttr = namespaced()
+	} else {
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	return s, nil
+}
+
+func (s *super) start() error {
+	err := s.cmd.Start()
+	s.childStatus.Close()
+	s.childWire.Close()
+	s.started = err == nil
+	return err
+}
+
+// close gives up on s: its supervisor reads the end of its Wire and exits.
+func (s *super) close() {
+	s.wire.Close()
+	s.status.Close()
+	if s.started {
+		s.stdin.bind(nil)
+		s.stdout.bind(io.Discard)
+		s.stderr.bind(io.Discard)
+		go s.cmd.Wait()
+	}
+}
+
+// warm keeps one supervisor of each kind started ahead, so a call pays
+// neither the program's start nor the namespaces' making: Command takes
+// it, and Start starts the next one in the background. A supervisor left
+// waiting costs one idle process; it exits when packs does (the end of its
+// Wire pipe).
+var warm = &pool{ready: map[bool]*super{}, filling: map[bool]chan struct{}{}}
+
+type pool struct {
+	mu      sync.Mutex
+	ready   map[bool]*super        // by namespaced
+	filling map[bool]chan struct{} // closed when the refill under way is done
+}
+
+// Prepare starts a supervisor ahead for the next native command, when
+// this machine can confine, and waits until it is ready: a front end that
+// will run commands calls it at start, so that even its first pays
+// neither the supervisor's start nor the namespaces' making.
+func Prepare() {
+	sup := Probe()
+	if sup.Mode() == ModeNone {
+		return
+	}
+	warm.refill(sup.Full())
+	warm.mu.Lock()
+	done := warm.filling[sup.Full()]
+	warm.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// take returns the ready supervisor of that kind, the one on its way when
+// one is (it started earlier than a new one would), or a new one not
+// started.
+func (p *pool) take(namespaced bool) (*super, error) {
+	p.mu.Lock()
+	if done := p.filling[namespaced]; done != nil {
+		p.mu.Unlock()
+		<-done
+		p.mu.Lock()
+	}
+	s := p.ready[namespaced]
+	delete(p.ready, namespaced)
+	p.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	return newSuper(namespaced)
+}
+
+// refill starts a supervisor of that kind for the next call, unless one is
+// ready or on its way.
+func (p *pool) refill(namespaced bool) {
+	p.mu.Lock()
+	if p.ready[namespaced] != nil || p.filling[namespaced] != nil {
+		p.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	p.filling[namespaced] = done
+	p.mu.Unlock()
+	go func() {
+		s, err := newSuper(namespaced)
+		if err == nil {
+			if err = s.start(); err != nil {
+				s.close()
+			}
+		}
+		p.mu.Lock()
+		delete(p.filling, namespaced)
+		if err == nil {
+			p.ready[namespaced] = s
+		}
+		p.mu.Unlock()
+		close(done)
+	}()
+}
+
+// lateReader is a supervisor's standard input before a call binds it: os/
+// exec's copy waits in Read until then.
+type lateReader struct {
+	ready chan struct{}
+	r     io.Reader
+}
+
+func newLateReader() *lateReader { return &lateReader{ready: make(chan struct{})} }
+
+func (l *lateReader) bind(r io.Reader) {
+	l.r = r
+	close(l.ready)
+}
+
+func (l *lateReader) Read(p []byte) (int, error) {
+	<-l.ready
+	if l.r == nil {
+		return 0, io.EOF
+	}
+	return l.r.Read(p)
+}
+
+// lateWriter is a supervisor's standard output or error before a call
+// binds it; the supervisor writes nothing until it has its Wire.
+type lateWriter struct {
+	ready chan struct{}
+	w     io.Writer
+}
+
+func newLateWriter() *lateWriter { return &lateWriter{ready: make(chan struct{})} }
+
+func (l *lateWriter) bind(w io.Writer) {
+	if w == nil {
+		w = io.Discard
+	}
+	l.w = w
+	close(l.ready)
+}
+
+func (l *lateWriter) Write(p []byte) (int, error) {
+	<-l.ready
+	return l.w.Write(p)
 }
 
 // toWire turns spec into what the supervisor enforces: the system paths

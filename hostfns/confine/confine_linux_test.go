@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run runs argv confined with ws writable and returns its output and exit
@@ -55,5 +58,60 @@ func TestConfinedShell(t *testing.T) {
 	_, err := os.Stat("/tmp/x-packs-confine")
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("touch outside: %v", err)
+	}
+}
+
+// BenchmarkSupervisor is one confined /bin/true from Command to Wait: with
+// a supervisor started ahead (warm, as between a chat's calls), without
+// one (cold, a process's first call), and its peer in the same run, plain
+// os/exec unconfined.
+func BenchmarkSupervisor(b *testing.B) {
+	if !Probe().Full() {
+		b.Skip("no full confinement here")
+	}
+	ws := b.TempDir()
+	spec := Spec{Path: "/bin/true", Args: []string{"true"}, Env: []string{"PATH=/bin"}, Dir: ws, Write: []string{ws}}
+	for _, tc := range []struct {
+		name string
+		prep func()
+	}{
+		{"warm/packs", Prepare},
+		{"cold/packs", func() {
+			Prepare()
+			if s, _ := warm.take(true); s != nil {
+				s.close()
+			}
+		}},
+		{"warm/peer=unconfined", nil},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			durs := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				if tc.prep != nil {
+					tc.prep()
+				}
+				start := time.Now()
+				if tc.prep == nil {
+					if err := exec.Command("/bin/true").Run(); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					cmd, err := Command(spec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := cmd.Start(); err != nil {
+						b.Fatal(err)
+					}
+					if err := cmd.Wait(); err != nil {
+						b.Fatal(err)
+					}
+					cmd.Release()
+				}
+				durs = append(durs, time.Since(start))
+			}
+			slices.Sort(durs)
+			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds()), "p50-ns")
+		})
 	}
 }

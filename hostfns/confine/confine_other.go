@@ -26,5 +26,11 @@ func Command(spec Spec) (*Cmd, error) {
 	return nil, fmt.Errorf("%w: native commands cannot be confined on %s yet", ErrUnavailable, runtime.GOOS)
 }
 
+// Prepare does nothing: no supervisor runs here.
+func Prepare() {}
+
 // Start is never reached: Command refuses.
 func (c *Cmd) Start() error { return c.Cmd.Start() }
+
+// Release is never reached: Command refuses.
+func (c *Cmd) Release() {}

@@ -27,6 +27,7 @@ const (
 	runtimePkg  = modPath + "/runtime"
 	hostfnsPkg  = modPath + "/hostfns"
 	confinePkg  = hostfnsPkg + "/confine"
+	superPkg    = confinePkg + "/supervisor"
 	approvalTyp = capPkg + ".Approval"
 	decideFunc  = "(*" + capPkg + ".Gate).Decide"
 	invocation  = runtimePkg + ".Invocation"
@@ -76,9 +77,13 @@ var implementations = map[string]struct {
 		reason:  "the one pipeline: it asks the gate, and its invoke checks that the approval covers exactly the call (ErrNotApproved) before any guest or command runs",
 	},
 	confinePkg: {
-		entries: []string{"(*" + confinePkg + ".Cmd).Start", confinePkg + ".Command", confinePkg + ".Probe"},
+		entries: []string{"(*" + confinePkg + ".Cmd).Release", "(*" + confinePkg + ".Cmd).Start", confinePkg + ".Command", confinePkg + ".Prepare", confinePkg + ".Probe"},
 		reason: "the confinement hostfns.Exec starts every native command in: Command and Cmd.Start are sinks themselves, so only the execution layer reaches them; " +
-			"Probe starts the supervisor with nothing to run, to learn what the machine gives",
+			"Probe, Prepare and Cmd.Release start a supervisor with nothing to run (to learn what the machine gives, or to have it ready for the next call): it runs a command only when Cmd.Start hands it one",
+	},
+	superPkg: {
+		entries: nil,
+		reason:  "the supervisor starts the command confine.Cmd.Start hands it, from its own init in a process of its own: no function of it reaches the start",
 	},
 	hostfnsPkg: {
 		entries: []string{hostfnsPkg + ".Exec"},

@@ -23,18 +23,27 @@ import (
 	"unsafe"
 )
 
-// Env carries the Wire (Encode) to the supervisor. Its name starts with
-// PACKS_, which no grant ever makes visible to a pack, and the supervisor
-// gives the command Wire.Env alone.
-const Env = "PACKS_CONFINE_SPEC"
+// Env marks a supervisor run: its value is Probe or Serve. Its name starts
+// with PACKS_, which no grant ever makes visible to a pack, and the
+// supervisor gives the command Wire.Env alone.
+const Env = "PACKS_CONFINE"
 
 // Probe is Env's value for a probe run: bring the namespace's loopback up,
 // and exit 0.
 const Probe = "probe"
 
+// Serve is Env's value for a supervisor that reads its Wire (Encode) from
+// WireFD, whenever it comes: a supervisor may be started ahead of its call,
+// its namespaces made and its runtime up, and wait there.
+const Serve = "serve"
+
 // StatusFD is the supervisor's end of the status pipe: it writes why the
 // confinement failed, or closes it once the command has started.
 const StatusFD = 3
+
+// WireFD is where the supervisor reads its Wire; at end of file without
+// one (its parent gone, or never needing it) it exits.
+const WireFD = 4
 
 // SetupExit is the supervisor's exit status when it could not confine.
 const SetupExit = 125
@@ -87,8 +96,8 @@ func init() {
 	os.Exit(run(raw))
 }
 
-func run(raw string) int {
-	if raw == Probe {
+func run(mode string) int {
+	if mode == Probe {
 		if err := loopbackUp(); err != nil {
 			os.Stderr.WriteString("packs-confine: " + err.Error() + "\n")
 			return SetupExit
@@ -96,6 +105,15 @@ func run(raw string) int {
 		return 0
 	}
 	syscall.CloseOnExec(StatusFD)
+	syscall.CloseOnExec(WireFD)
+	// In namespaces of its own, the loopback is brought up before the call
+	// comes: a supervisor started ahead has done it by then.
+	lo := loopbackUp()
+	raw, err := readAll(WireFD)
+	syscall.Close(WireFD)
+	if err != nil || len(raw) == 0 {
+		return SetupExit // no call came: nothing to say, nobody to say it to
+	}
 	fail := func(what string, err error) int {
 		msg := what
 		if err != nil {
@@ -105,15 +123,13 @@ func run(raw string) int {
 		syscall.Close(StatusFD)
 		return SetupExit
 	}
-	w, err := Decode(raw)
+	w, err := Decode(string(raw))
 	if err != nil {
 		return fail("spec", err)
 	}
 	env := w.Env
-	if w.Namespaced {
-		if err := loopbackUp(); err != nil {
-			return fail("loopback", err)
-		}
+	if w.Namespaced && lo != nil {
+		return fail("loopback", lo)
 	}
 	port := w.ProxyPort
 	if w.ProxySocket != "" {
@@ -163,6 +179,25 @@ func run(raw string) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// readAll reads fd to its end.
+func readAll(fd int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 // Kernel numbers the syscall package does not name.
