@@ -249,6 +249,8 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 		return usageError("%s: %s with --index or $PACKS_INDEX", verb, trim(err))
 	case errors.Is(err, app.ErrExecNotRequested):
 		return fmt.Errorf("%s: %s%s", verb, trim(err), stays)
+	case errors.Is(err, app.ErrOtherPack):
+		return fmt.Errorf("%s: %s", verb, trim(err))
 	}
 	return err
 }
