@@ -215,7 +215,9 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 	if stays != "" {
 		stays = ": " + stays
 	}
-	trim := func(err error) string { return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "app: "), "packs: ") }
+	trim := func(err error) string {
+		return strings.NewReplacer("app: ", "", "packs: ", "").Replace(err.Error())
+	}
 	var le *packs.LoadError
 	var mf *app.MisfitError
 	var be *app.BlockedError
