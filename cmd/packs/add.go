@@ -38,7 +38,8 @@ func (c *cli) addCommand() *cobra.Command {
   NAME                                  a name in the pack index (--index or $PACKS_INDEX)
   builtin:NAME                          a built-in pack you removed, back with nothing granted
 
-REF is a branch, a tag or a commit (default: the repository's HEAD); SUBDIR
+REF is a branch, a tag or a commit (default: the repository's HEAD); 4 to
+40 hex digits always name a commit, never a branch or tag; SUBDIR
 is the pack's folder inside the repository. The commit or digest fetched is
 recorded in packs.lock. A URL without #sha256= is refused unless
 --allow-unpinned says you accept whatever the server sends.
@@ -49,7 +50,8 @@ pack's root .gitignore or .packignore excludes (a Rust target/, say).
 An archive's SSH signature, ARCHIVE.sig beside it (or at its URL plus .sig;
 see packs sign), is checked before it is opened: it must match, and its key
 must be trusted, by the enterprise policy's [trust] signers or by --signer
-KEY.pub. The policy can require a signature per kind of source and block
+KEY.pub. Naming a --signer requires a signature: an archive without one is
+refused. The policy can require a signature per kind of source and block
 signers. The signer is recorded in packs.lock.
 
 Every source is fetched into a temporary folder first; add then validates
@@ -57,7 +59,11 @@ the pack (and refuses it when there are errors, when the enterprise
 policy blocks it, or when it does not fit this machine: skill.toml's
 [platform] os, arch and required_tools, and the packs its [dependencies]
 name, installed in a version that fits), shows what the pack asks for, then
-installs it atomically and records it in packs.lock.
+installs it atomically and records it in packs.lock. A tool that runs a
+command skill.toml does not request under terminal_exec is refused too: no
+grant could let it run. A NAME from an index must install a pack of that
+name. packs update, packs bundle import and the web app install through the
+same checks.
 
 --grant decides which requested capabilities are granted: "all", "none", or
 a comma-separated list in the syntax of packs grant, such as
@@ -230,7 +236,9 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 	if stays != "" {
 		stays = ": " + stays
 	}
-	trim := func(err error) string { return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "app: "), "packs: ") }
+	trim := func(err error) string {
+		return strings.NewReplacer("app: ", "", "packs: ", "").Replace(err.Error())
+	}
 	var le *packs.LoadError
 	var mf *app.MisfitError
 	var be *app.BlockedError
@@ -264,6 +272,8 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 		return usageError("%s: %s with --index or $PACKS_INDEX", verb, trim(err))
 	case errors.Is(err, app.ErrExecNotRequested):
 		return fmt.Errorf("%s: %s%s", verb, trim(err), stays)
+	case errors.Is(err, app.ErrOtherPack):
+		return fmt.Errorf("%s: %s", verb, trim(err))
 	}
 	return err
 }

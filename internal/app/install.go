@@ -345,7 +345,7 @@ func (a *App) admit(st *packs.Staged, also ...packs.Installed) error {
 	}
 	for _, f := range st.Findings {
 		if f.Rule == "exec-grant" {
-			return fmt.Errorf("%w: %s (%s:%d): add the command to skill.toml's [capabilities] terminal_exec, or remove the tool", ErrExecNotRequested, f.Message, f.File, f.Line)
+			return fmt.Errorf("%w: %s:%d: %s", ErrExecNotRequested, f.File, f.Line, f.Message)
 		}
 	}
 	h, err := a.host()
