@@ -101,8 +101,6 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	if opt.MaxOutput <= 0 {
 		opt.MaxOutput = lim.OutputBytes
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
-	defer cancel()
 	if opt.Dir != "" && opt.Dir != c.Workspace && opt.Dir != c.PackRoot {
 		return ExecResult{}, fmt.Errorf("%w: a command runs in the workspace or the pack root, not %s", ErrInvalidRequest, opt.Dir)
 	}
@@ -115,10 +113,13 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	if err != nil {
 		return ExecResult{}, err
 	}
+
+	// A stream past its cap stops the command.
 	capped, capStop := context.WithCancelCause(ctx)
 	defer capStop(nil)
-	stdout := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
-	stderr := &cappedBuffer{max: opt.MaxOutput, full: func() { capStop(errOutputCapped) }}
+	full := func() { capStop(errOutputCapped) }
+	stdout := &cappedBuffer{max: opt.MaxOutput, full: full}
+	stderr := &cappedBuffer{max: opt.MaxOutput, full: full}
 	// A process that left the group may hold the pipes open: stop waiting
 	// for it once the group is gone and the grace has passed.
 	cmd.WaitDelay = opt.Grace
@@ -126,13 +127,17 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	if err := sb.start(cmd, bytes.NewReader(opt.Stdin), stdout, stderr); err != nil {
 		return ExecResult{}, fmt.Errorf("hostfns: exec %s: %w", argv[0], err)
 	}
+	// The time limit is the command's: it counts from when the command
+	// runs, not from the making of its confinement.
+	running, cancel := context.WithTimeout(capped, opt.Timeout)
+	defer cancel()
 	pgid := cmd.Process.Pid
 	exited, reap := watch(cmd)
 	var stopped error
 	select {
 	case <-exited:
-	case <-capped.Done():
-		stopped = context.Cause(capped)
+	case <-running.Done():
+		stopped = context.Cause(running)
 		if errors.Is(stopped, errOutputCapped) {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			<-exited

@@ -129,8 +129,15 @@ func (c *Cmd) Start() error {
 		}
 	}
 	s.stdin.bind(c.Stdin)
-	s.stdout.bind(c.Stdout)
-	s.stderr.bind(c.Stderr)
+	stdout, stderr := c.Stdout, c.Stderr
+	if stdout != nil && stdout == stderr {
+		// One writer for both: os/exec would give it one pipe; the
+		// supervisor's streams are two, so their copies take turns.
+		stdout = &lockedWriter{w: stdout}
+		stderr = stdout
+	}
+	s.stdout.bind(stdout)
+	s.stderr.bind(stderr)
 	_, werr := io.WriteString(s.wire, c.wire)
 	s.wire.Close()
 	msg, _ := io.ReadAll(io.LimitReader(s.status, 4096))
@@ -309,6 +316,18 @@ func (l *lateReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return l.r.Read(p)
+}
+
+// lockedWriter serialises writes from two streams into one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // lateWriter is a supervisor's standard output or error before a call

@@ -93,7 +93,10 @@ func init() {
 	// Everything from here runs on the main thread, which the command
 	// inherits its confinement from: it must never run anything else.
 	runtime.LockOSThread()
-	os.Exit(run(raw))
+	// syscall.Exit, not os.Exit: nothing of this process is left to flush,
+	// and in a binary built with -race os.Exit first sleeps a second for
+	// the race detector's reports (GORACE atexit_sleep_ms).
+	syscall.Exit(run(raw))
 }
 
 func run(mode string) int {
