@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -140,32 +138,6 @@ func TestExecNotFound(t *testing.T) {
 	c.Recorder = nil
 	if _, err := Exec(context.Background(), c, []string{"echo"}, ExecOptions{}); !errors.Is(err, ErrNoRecorder) {
 		t.Errorf("Exec without a recorder: %v, want ErrNoRecorder", err)
-	}
-}
-
-// gone reports whether pid no longer runs: no such process, or a zombie
-// waiting for a reaper that is not us.
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && f[0] == "Z"
-}
-
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d outlived its command", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
