@@ -261,7 +261,9 @@ func TestMCPToolsCall(t *testing.T) {
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			srv, err := mcpserver.New(mcpserver.Config{Chat: e.deps, Attach: []string{"notes"}, Version: "test"})
+			// Nobody answers the queue of a client that cannot elicit: a short
+			// wait is enough to see the denial (the default is 2 minutes).
+			srv, err := mcpserver.New(mcpserver.Config{Chat: e.deps, Attach: []string{"notes"}, Version: "test", ApprovalTimeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
