@@ -86,7 +86,7 @@ func TestExecEnvironment(t *testing.T) {
 	got := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
 	// TMPDIR is the call's own, removed when it ends: its name is random.
 	tmp := slices.IndexFunc(got, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
-	if tmp < 0 || !strings.HasPrefix(got[tmp], "TMPDIR="+filepath.Join(os.TempDir(), "packs-exec-")) {
+	if tmp < 0 || !strings.HasPrefix(got[tmp], "TMPDIR="+filepath.Join(privateBase(), "packs-exec-")) {
 		t.Fatalf("env %q: want a private TMPDIR", got)
 	}
 	if _, err := os.Stat(strings.TrimPrefix(got[tmp], "TMPDIR=")); !errors.Is(err, os.ErrNotExist) {

@@ -87,6 +87,18 @@ func lacking(sup confine.Support) string {
 	return ""
 }
 
+// privateBase is where a call's private directory is made: /dev/shm, a
+// memory file system, where there is one (making and removing a folder on
+// a disk took 0.9 ms of each call here), else the system's temporary
+// folder. Either way the folder is the call's alone (mode 0700, and only it
+// is in the command's Landlock rules) and is removed when the call ends.
+func privateBase() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && fi.Mode().Perm()&0o1777 == 0o1777 {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
 // sandbox prepares the confinement of program (argv[0], found at prog)
 // for this call, working in wd (the workspace when ""): decides, when the machine cannot confine fully, whether
 // the command may run anyway (recorded), makes the private directory and
@@ -99,7 +111,7 @@ func (c *Call) sandbox(ctx context.Context, program, prog, wd string) (*sandbox,
 			return nil, err
 		}
 	}
-	dir, err := os.MkdirTemp("", "packs-exec-")
+	dir, err := os.MkdirTemp(privateBase(), "packs-exec-")
 	if err != nil {
 		return nil, fmt.Errorf("hostfns: exec: %w", err)
 	}

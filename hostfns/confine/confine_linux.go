@@ -198,12 +198,22 @@ func newSuper(inNamespaces bool) (*super, error) {
 	return s, nil
 }
 
+// start starts the supervisor and waits until it is ready: its runtime up,
+// its namespaces made, reading its Wire.
 func (s *super) start() error {
 	err := s.cmd.Start()
 	s.childStatus.Close()
 	s.childWire.Close()
-	s.started = err == nil
-	return err
+	if err != nil {
+		return err
+	}
+	s.started = true
+	var b [1]byte
+	if _, err := io.ReadFull(s.status, b[:]); err != nil || b[0] != supervisor.Ready {
+		msg, _ := io.ReadAll(io.LimitReader(s.status, 4096))
+		return fmt.Errorf("the supervisor did not start (%v): %s", err, msg)
+	}
+	return nil
 }
 
 // close gives up on s: its supervisor reads the end of its Wire and exits.

@@ -45,6 +45,10 @@ const StatusFD = 3
 // one (its parent gone, or never needing it) it exits.
 const WireFD = 4
 
+// Ready is the byte a supervisor writes on the status pipe once it runs
+// and waits for its Wire; what follows is the status of the command.
+const Ready = 'R'
+
 // SetupExit is the supervisor's exit status when it could not confine.
 const SetupExit = 125
 
@@ -110,8 +114,10 @@ func run(mode string) int {
 	syscall.CloseOnExec(StatusFD)
 	syscall.CloseOnExec(WireFD)
 	// In namespaces of its own, the loopback is brought up before the call
-	// comes: a supervisor started ahead has done it by then.
+	// comes: a supervisor started ahead has done it by then. Then it says
+	// it is ready (Ready on the status pipe), and waits for its call.
 	lo := loopbackUp()
+	syscall.Write(StatusFD, []byte{Ready})
 	raw, err := readAll(WireFD)
 	syscall.Close(WireFD)
 	if err != nil || len(raw) == 0 {
