@@ -383,6 +383,9 @@ func TestBrowserPhone(t *testing.T) {
 	b.poll("the empty app fits", fits)
 	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
 	b.poll("the chat opens", chatOpen)
+	// The attach list is drawn after the chat opens: wait for it, as every
+	// other browser test does, before choosing from it.
+	b.poll("notes is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "notes")`)
 	b.step("attach notes", chromedp.Evaluate[chromedp.Void](`document.querySelector("details.fold:has(#attached)").open = true`),
 		chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
 	b.poll("notes is attached", count("#attached .detach")+` === 1`)
