@@ -92,11 +92,13 @@ func TestBrowserBuiltins(t *testing.T) {
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
 	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
 	b.poll("the chat opens", chatOpen)
-	for _, p := range []string{"current-time", "session-file-system"} {
+	// One after the other, each seen attached before the next: quick
+	// successive attaches are TestBrowserAttachAnswersInOrder's subject.
+	for i, p := range []string{"current-time", "session-file-system"} {
 		b.poll(p+" is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === `+jsString(p)+`)`)
 		b.step("attach "+p, chromedp.SetValue(chromedp.CSS("#attach-select"), p), chromedp.Click(chromedp.CSS("#attach-btn")))
+		b.poll(p+" is attached", count("#attached .detach")+fmt.Sprintf(` === %d`, i+1))
 	}
-	b.poll("both are attached", count("#attached .detach")+` === 2`)
 	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "note that I met Ada, with the time"), chromedp.Click(chromedp.CSS("#send")))
 	for i := 1; i <= 4; i++ {
 		b.step(fmt.Sprintf("card %d asks", i), chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
