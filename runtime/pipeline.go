@@ -75,6 +75,11 @@ func NewPipeline(rt *Runtime, cfg PipelineConfig) (*Pipeline, error) {
 // the gate never follow two policies.
 func (p *Pipeline) Policy() *capability.Policy { return p.cfg.Policy }
 
+// Grants is the person's grants every call of p runs with. A front end
+// that shows what a call would hold (MCP's tool annotations) reads them
+// here, so it can never disagree with the calls.
+func (p *Pipeline) Grants() capability.GrantSource { return p.cfg.Grants }
+
 // Env is what expanding a grant's paths needs, for a call in workspace: the
 // same expansion the pipeline makes, for showing a grant (capability.Explain).
 func (p *Pipeline) Env(workspace string) capability.Env {

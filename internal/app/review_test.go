@@ -10,6 +10,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/runtime"
 )
 
 // TestReview: under [review] after, a persistent grant older than the age
@@ -36,13 +37,31 @@ func TestReview(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Every reader of the grants agrees: the app's, and the
+			// pipeline's that calls (and MCP's annotations) read.
+			rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close(ctx)
+			pl, err := NewPipeline(rt, a.DB, a.Home, a.Policy, &capability.MemoryRecorder{}, func(string) string { return "" }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
 			held := func() bool {
 				t.Helper()
-				user, err := a.Grants().PeekGrants(ctx, res.Entry.Ref(), "")
-				if err != nil || len(user) != 1 {
-					t.Fatalf("grants = %+v, %v", user, err)
+				var got []bool
+				for _, src := range []capability.GrantSource{a.Grants(), pl.Grants()} {
+					user, err := src.PeekGrants(ctx, res.Entry.Ref(), "")
+					if err != nil || len(user) != 1 {
+						t.Fatalf("grants = %+v, %v", user, err)
+					}
+					got = append(got, !user[0].Revoked)
 				}
-				return !user[0].Revoked
+				if got[0] != got[1] {
+					t.Fatalf("the app holds %v, the pipeline %v", got[0], got[1])
+				}
+				return got[0]
 			}
 			now := time.Now()
 			if due, err := a.Review(ctx, now); err != nil || len(due) != 0 || !held() {

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/packs"
 )
@@ -62,12 +61,10 @@ func annotationsFor(has func(capability.Name) bool) mcp.ToolAnnotations {
 
 // grantFor resolves the grant the pack's calls in sess would hold now.
 func (s *Server) grantFor(ctx context.Context, sess *chat.Session, p *packs.Pack) (capability.Grant, error) {
-	g := app.Grants{DB: s.cfg.Chat.Store}
-	if hc, ok := s.cfg.Chat.Catalog.(chat.HomeCatalog); ok {
-		g.Home = hc.Home
-	}
+	// The pipeline's own grant source: what the calls will hold, lapsed
+	// grants (the policy's [review] lapse) included.
 	ref := capability.PackRef{Name: p.Name}
-	user, err := g.PeekGrants(ctx, ref, sess.ID())
+	user, err := s.cfg.Chat.Pipeline.Grants().PeekGrants(ctx, ref, sess.ID())
 	if err != nil {
 		return capability.Grant{}, err
 	}
