@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/hostfns/confine"
 )
 
 // The attacks of a pack granted a native command, each tried through Exec,
@@ -172,6 +173,28 @@ func TestConfinedNoNetwork(t *testing.T) {
 			out, _, _ := sh(t, execReq("curl", "bash"), script)
 			if strings.Contains(out, "VICTIM-") {
 				t.Errorf("reached the loopback service:\n%s", out)
+			}
+		})
+	}
+	// Beyond the machine: a private address, the metadata address, a name.
+	// The command's namespace has no route out, so each fails at once and
+	// no packet leaves (these cases never ran unconfined: they would have
+	// sent one).
+	if !confine.Probe().Full() {
+		return
+	}
+	for name, script := range map[string]string{
+		"a private address":    "curl -sS --max-time 5 http://10.255.255.1/ && echo REACHED",
+		"the metadata address": "curl -sS --max-time 5 http://169.254.169.254/latest/meta-data/ && echo REACHED",
+		"a name through DNS":   "getent hosts example.com && echo RESOLVED; curl -sS --max-time 5 http://example.com/ && echo REACHED",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, _, _ := sh(t, execReq("curl", "getent"), script)
+			if strings.Contains(out, "REACHED") || strings.Contains(out, "RESOLVED") {
+				t.Errorf("left the machine:\n%s", out)
+			}
+			if !strings.Contains(out, "curl:") {
+				t.Errorf("curl did not run or did not fail:\n%s", out)
 			}
 		})
 	}
