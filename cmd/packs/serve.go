@@ -90,8 +90,10 @@ one and tools still run by hand.`,
 				what = "model " + model.Describe
 			}
 			page := func(hostport string) string { return "http://" + hostport + "/?token=" + url.QueryEscape(token) }
-			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page(reach.OpenAt[0]), what)
+			// The warning comes first: the address line is the last one a
+			// person (or a script waiting for it) reads before the server runs.
 			sayReach(c.stderr, reach, "--addr", page)
+			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page(reach.OpenAt[0]), what)
 			return srv.Serve(ctx, ln)
 		},
 	}
