@@ -129,6 +129,7 @@ func TestBrowserAttachAnswersInOrder(t *testing.T) {
 		window.fetch = async (url, opt) => {
 			if (!(opt && opt.method === "POST" && String(url).endsWith("/packs"))) return real(url, opt);
 			const n = ++seen;
+			window.attachesSeen = seen;
 			window.attachesPending++;
 			try {
 				const res = await real(url, opt);
@@ -144,7 +145,13 @@ func TestBrowserAttachAnswersInOrder(t *testing.T) {
 		b.poll(p+" is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === `+jsString(p)+`)`)
 		b.step("attach "+p, chromedp.SetValue(chromedp.CSS("#attach-select"), p), chromedp.Click(chromedp.CSS("#attach-btn")))
 	}
-	b.poll("both attaches answered", `window.attachesPending === 0 && document.querySelectorAll("#attached li").length > 0`)
+	// Both attaches sent and answered, then the app's queue of chat-side
+	// draws (sideQueue, app.js) settled: what is drawn then is final. (Only
+	// answered was a flake: between the first answer and the second request
+	// nothing was pending.)
+	b.poll("both attaches answered", `window.attachesSeen === 2 && window.attachesPending === 0`)
+	b.step("the chat side settles", chromedp.Evaluate[chromedp.Void](`sideQueue.then(() => { window.sideSettled = true; })`))
+	b.poll("the chat side settled", `window.sideSettled === true`)
 	got := must(t, b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#attached li > span[title]")].map(s => s.firstChild.textContent)`))
 	if len(got) != 2 || got[0] != "current-time" || got[1] != "session-file-system" {
 		t.Errorf("attached after two quick attaches: %q, want [current-time session-file-system]", got)
