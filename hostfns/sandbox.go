@@ -62,14 +62,23 @@ func confinedPaths(g capability.Grant, packRoot, workspace string) (reads, write
 	if workspace != "" {
 		writes = append(writes, workspace)
 	}
+	r, w := mountPaths(g, func(m capability.Mount) []string { return []string{m.String()} })
+	return append(reads, r...), append(append(writes, w...), "a private temporary directory")
+}
+
+// mountPaths splits the granted mounts of g into what a native command
+// reads and what it writes; paths turns a mount into the paths it stands
+// for (as written, for a card; as Landlock rules, for the sandbox). The
+// card and the confinement both read the mounts here.
+func mountPaths(g capability.Grant, paths func(capability.Mount) []string) (reads, writes []string) {
 	for _, m := range g.Mounts() {
 		if m.Writable {
-			writes = append(writes, m.String())
+			writes = append(writes, paths(m)...)
 		} else {
-			reads = append(reads, m.String())
+			reads = append(reads, paths(m)...)
 		}
 	}
-	return reads, append(writes, "a private temporary directory")
+	return reads, writes
 }
 
 // lacking says what a machine of sup does not give.
@@ -136,18 +145,15 @@ func (c *Call) sandbox(ctx context.Context, program, prog, wd string) (*sandbox,
 		MaxData: max(uint64(lim.MemoryPages)*64<<10, minNativeData),
 		Weaker:  true, // Unconfined allowed it, or the machine confines fully
 	}
-	for _, m := range c.Grant.Mounts() {
-		paths := []string{m.HostPath}
-		if m.Glob != "" {
-			// Landlock knows hierarchies, not patterns: what matches now.
-			paths, _ = filepath.Glob(m.String())
+	reads, writes := mountPaths(c.Grant, func(m capability.Mount) []string {
+		if m.Glob == "" {
+			return []string{m.HostPath}
 		}
-		if m.Writable {
-			s.Write = append(s.Write, paths...)
-		} else {
-			s.Read = append(s.Read, paths...)
-		}
-	}
+		// Landlock knows hierarchies, not patterns: what matches now.
+		matches, _ := filepath.Glob(m.String())
+		return matches
+	})
+	s.Read, s.Write = reads, append(s.Write, writes...)
 	// A test harness's stand-ins for commands (Fakes.ExecPath, packs
 	// test's stubs) replace the system's: they and what they read beside
 	// them are run and read as /usr/bin is.

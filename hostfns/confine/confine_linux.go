@@ -81,7 +81,6 @@ type Cmd struct {
 	*exec.Cmd
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	Mode           Mode
 
 	sup  *super
 	wire string
@@ -113,7 +112,7 @@ func Command(spec Spec) (*Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	return &Cmd{Cmd: s.cmd, Mode: mode, sup: s, wire: supervisor.Encode(wire)}, nil
+	return &Cmd{Cmd: s.cmd, sup: s, wire: supervisor.Encode(wire)}, nil
 }
 
 // Start hands the command to its supervisor (starting the supervisor

@@ -11,7 +11,6 @@ import (
 // Cmd is a confined command; on this system none can be made.
 type Cmd struct {
 	*exec.Cmd
-	Mode Mode
 }
 
 // Probe reports that this system gives no confinement: Landlock and
