@@ -52,6 +52,16 @@ type ExecResult struct {
 	Duration time.Duration
 }
 
+// Status is the command's status as a call's outcome: 0 when it exited 0
+// or was stopped at its output cap (the kept output is the answer), else
+// its exit status.
+func (r ExecResult) Status() int {
+	if r.Capped {
+		return 0
+	}
+	return r.ExitCode
+}
+
 // Exec runs a native command for an exec tool, the exec host function,
 // the chat's exec_best_effort and a recipe step: it is the one door that
 // starts a pack's native command. argv[0] must be granted (Grant.Command;

@@ -33,7 +33,7 @@ func (r *Runtime) runExec(ctx context.Context, inv Invocation, input []byte, lim
 	switch {
 	case err != nil:
 		return res, err
-	case out.ExitCode != 0 && !out.Capped:
+	case out.Status() != 0:
 		return res, &ToolError{Pack: inv.Pack.Name, Tool: inv.Tool.Name, ExitCode: out.ExitCode, Message: lastLine(out.Stderr), Stderr: out.Stderr}
 	}
 	res.Output = jsonResult(out.Stdout)

@@ -339,16 +339,12 @@ func (s *Session) prepareExec(raw json.RawMessage) (*prepared, error) {
 			Stdout    string `json:"stdout"`
 			Stderr    string `json:"stderr"`
 			Truncated bool   `json:"truncated,omitempty"`
-		}{OK: err == nil && (r.ExitCode == 0 || r.Capped), ExitCode: r.ExitCode, Stdout: string(bytes.ToValidUTF8(r.Stdout, []byte("\uFFFD"))),
+		}{OK: err == nil && r.Status() == 0, ExitCode: r.ExitCode, Stdout: string(bytes.ToValidUTF8(r.Stdout, []byte("\uFFFD"))),
 			Stderr: string(bytes.ToValidUTF8(r.Stderr, []byte("\uFFFD"))), Truncated: r.Truncated})
-		code := r.ExitCode
-		if r.Capped { // stopped at the output cap: the kept output is the answer
-			code = 0
-		}
 		if merr != nil {
-			return nil, code, merr
+			return nil, r.Status(), merr
 		}
-		return out, code, err
+		return out, r.Status(), err
 	}
 	req := builtin(a, ToolExec, []capability.Name{capability.TerminalExec},
 		[]string{"command " + strings.Join(argv, " "), "cwd " + cwdName(args.CwdPolicy)}, run)

@@ -367,11 +367,7 @@ func (s *runState) commandRequest(req *runtime.Request, ph Phase, id string, arg
 		if err == nil {
 			err = merr
 		}
-		code := res.ExitCode
-		if res.Capped { // stopped at the output cap: the kept output is the answer
-			code = 0
-		}
-		return out, code, err
+		return out, res.Status(), err
 	}
 }
 
