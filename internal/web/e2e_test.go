@@ -207,13 +207,30 @@ func openBrowser(t *testing.T, chromium, shots string) *browser {
 	for _, f := range chromiumFlags {
 		opts = append(opts, chromedp.Flag(f, true))
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(cancelBrowser)
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(cancel)
-	return &browser{t: t, ctx: ctx, shots: shots}
+	// Chromium itself sometimes dies at launch on a loaded machine (CI
+	// saw "browser process exited: signal: segmentation fault" before
+	// any page was opened). That is the browser's start, not the app: it
+	// is started again, at most twice, and each crash is logged. A crash
+	// after the start fails the test as before.
+	for attempt := 1; ; attempt++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+		err := chromedp.Do(ctx) // no actions: only starts the browser
+		if err == nil {
+			t.Cleanup(cancelAlloc)
+			t.Cleanup(cancelBrowser)
+			t.Cleanup(cancel)
+			return &browser{t: t, ctx: ctx, shots: shots}
+		}
+		cancel()
+		cancelBrowser()
+		cancelAlloc()
+		if attempt == 3 || !strings.Contains(err.Error(), "browser process exited") {
+			t.Fatalf("start Chromium (attempt %d): %v", attempt, err)
+		}
+		t.Logf("Chromium died at launch (attempt %d), starting it again: %v", attempt, err)
+	}
 }
 
 func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
