@@ -65,7 +65,8 @@ type Policy struct {
 	confinement    Confinement  // [exec] confinement; "" is ConfinementRequired
 	reviewAfter    time.Duration
 	reviewLapse    bool
-	reviewRaw      string // [review] after as written
+	reviewRaw      string      // [review] after as written
+	discoverOff    discoverOff // [discover]: the usual skill folders switched off
 }
 
 type preapproval struct {
@@ -85,6 +86,7 @@ type policyFile struct {
 	Trust      trustSection     `toml:"trust,omitempty"`
 	Exec       execSection      `toml:"exec,omitempty"`
 	Review     reviewSection    `toml:"review,omitempty"`
+	Discover   discoverSection  `toml:"discover,omitempty"`
 }
 
 // execSection is [exec]: how native commands must be confined.
@@ -270,6 +272,7 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 	if err := p.parseReview(&f.Review, fail); err != nil {
 		return nil, err
 	}
+	p.parseDiscover(&f.Discover)
 	return p, nil
 }
 
@@ -720,6 +723,7 @@ func (p *Policy) Format() (string, error) {
 	}
 	f.Trust = p.trust
 	f.Review = reviewSection{After: p.reviewRaw, Lapse: p.reviewLapse}
+	f.Discover = p.discoverOff.section()
 	out, err := toml.Marshal(f)
 	if err != nil {
 		return "", fmt.Errorf("capability: formatting the policy: %w", err)

@@ -14,6 +14,12 @@ type PackRef struct {
 	// Signer is the SSH public key ("TYPE BASE64") whose signature over the
 	// pack's archive was checked at install; empty for an unsigned pack.
 	Signer string
+	// InPlace is the folder of a pack used in place: discovered in one of
+	// the folders people keep skills in, not installed. Its Digest is the
+	// folder's content when it was attached, and its grants are the ones
+	// the person made for that folder at that content (never those of an
+	// installed pack of the same name). Empty for an installed pack.
+	InPlace string
 }
 
 // UserGrant is what a person said yes to for one capability of one pack.

@@ -1,8 +1,8 @@
 package packs
 
 import (
-	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"io/fs"
 	"maps"
@@ -127,29 +127,67 @@ type TreeDiff struct {
 // DiffTrees compares two pack folders by content (symlinks by target),
 // ignoring .git folders.
 func DiffTrees(oldDir, newDir string) (TreeDiff, error) {
-	a, err := treeSums(oldDir)
+	a, err := FileSums(oldDir)
 	if err != nil {
 		return TreeDiff{}, err
 	}
-	b, err := treeSums(newDir)
+	b, err := FileSums(newDir)
 	if err != nil {
 		return TreeDiff{}, err
 	}
+	return DiffSums(a, b), nil
+}
+
+// FileSums returns the hex SHA-256 of every file of a pack folder (of a
+// symlink, of its target's name), by slash-separated path, ignoring .git
+// folders: what DiffSums compares.
+func FileSums(dir string) (map[string]string, error) {
+	raw, err := treeSums(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		out[k] = hex.EncodeToString(v)
+	}
+	return out, nil
+}
+
+// DiffSums lists the files added, removed and changed from the sums old
+// to the sums next (FileSums of the same folder at two times).
+func DiffSums(old, next map[string]string) TreeDiff {
 	var d TreeDiff
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		switch old, ok := a[k]; {
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		switch o, ok := old[k]; {
 		case !ok:
 			d.Added = append(d.Added, k)
-		case !bytes.Equal(old, b[k]):
+		case o != next[k]:
 			d.Changed = append(d.Changed, k)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(a)) {
-		if _, ok := b[k]; !ok {
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, ok := next[k]; !ok {
 			d.Removed = append(d.Removed, k)
 		}
 	}
-	return d, nil
+	return d
+}
+
+// String says what changed in one line: "changed scripts/a.py; added x".
+func (d TreeDiff) String() string {
+	var parts []string
+	for _, p := range []struct {
+		verb  string
+		files []string
+	}{{"changed", d.Changed}, {"added", d.Added}, {"removed", d.Removed}} {
+		if len(p.files) > 0 {
+			parts = append(parts, p.verb+" "+strings.Join(p.files, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "no file changed"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func treeSums(dir string) (map[string][]byte, error) {

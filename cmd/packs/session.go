@@ -50,8 +50,12 @@ func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), e
 		log.Close()
 		return chat.Deps{}, nil, err
 	}
+	// Installed packs first, then the skills used in place, from the
+	// folders discovered from here (docs/inplace.md).
+	wd, _ := os.Getwd()
+	catalog := chat.Catalogs{chat.HomeCatalog{Home: a.Home, DB: a.DB}, app.InPlaceCatalog{App: a, WorkDir: wd}}
 	deps := chat.Deps{
-		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl,
+		Store: a.DB, Catalog: catalog, Pipeline: pl,
 		Workspaces: a.Home.WorkspacesDir(), Logger: a.Logger,
 	}
 	return deps, func() {

@@ -24,7 +24,9 @@ import (
 // installed pack with no row at all, the grants mirrored in its packs.lock
 // entry (a lock carried over from another machine or a bundle). A pack run
 // from a folder (a reference without a digest) holds no grant at all, even
-// if it takes an installed pack's name.
+// if it takes an installed pack's name. A pack used in place (a reference
+// with InPlace set) holds the grants the person made to its folder at the
+// reference's digest (store.DB.InPlaceGrants).
 //
 // Under a policy whose [review] lapses grants, a persistent grant older
 // than LapseAfter (since it was granted or last kept) holds no more: it
@@ -71,6 +73,11 @@ func (g Grants) TakeGrants(ctx context.Context, ref capability.PackRef, chat str
 }
 
 func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, take bool) ([]capability.UserGrant, error) {
+	if ref.InPlace != "" {
+		// A pack used in place holds what the person granted its folder
+		// at this content, never an installed pack's grants.
+		return g.DB.InPlaceGrants(ctx, ref.InPlace, ref.Digest, chat, g.Lapse())
+	}
 	if ref.Digest == "" {
 		// A pack run from a folder is not the installed pack of that name,
 		// whatever it calls itself: it holds no grant.

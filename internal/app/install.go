@@ -94,6 +94,10 @@ type Offer struct {
 	// Bundled are the grants a bundle's lock entry carries for the pack
 	// (packs bundle import).
 	Bundled []capability.UserGrant
+	// InPlace are the persistent grants the person made to this same
+	// content used in place (the source folder, at the digest being
+	// installed): packs add keeps them unless told otherwise.
+	InPlace []capability.UserGrant
 }
 
 // Consent decides, for the person, what a pack about to be installed is
@@ -173,11 +177,24 @@ func (a *App) Install(ctx context.Context, req InstallRequest) (InstallResult, e
 	}
 	o := Offer{Staged: st, FromIndex: fromIndex, Request: st.Pack.Request()}
 	o.PreApproved = a.preApproved(st.Ref(), o.Request)
+	inPlace, key, err := a.inPlaceGrantsFor(ctx, source, st.Integrity)
+	if err != nil {
+		return InstallResult{}, err
+	}
+	o.InPlace = inPlace
 	grants, err := decide(ctx, req.Consent, o)
 	if err != nil {
 		return InstallResult{}, err
 	}
-	return a.commit(ctx, st, grants, commitOptions{by: req.By, pre: o.PreApproved})
+	res, err := a.commit(ctx, st, grants, commitOptions{by: req.By, pre: o.PreApproved})
+	if err == nil && key != "" {
+		// Installed, the pack wins over its folder: the folder's grants
+		// moved into packs.lock.
+		if err := a.DB.DeleteInPlaceGrants(ctx, key); err != nil {
+			return res, fmt.Errorf("app: %s is installed, but the grants of its folder were not forgotten: %w", res.Entry.Name, err)
+		}
+	}
+	return res, err
 }
 
 // Update fetches the installed pack name again from the source its lock

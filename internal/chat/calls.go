@@ -138,6 +138,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 		}
 	}
 	if o.Err != nil {
+		o.Err = s.inPlaceRefused(ctx, req.Ref, o.Err)
 		res.IsError = true
 		res.ErrorKind = errorKind(o.Err)
 		res.Content = errorContent(res.ErrorKind, o.Err, o.Output)

@@ -101,6 +101,9 @@ type fileConfig struct {
 		Timeout   string `toml:"timeout"` // a Go duration: "90s", "5m"
 		Tools     *bool  `toml:"tools"`
 	} `toml:"llm"`
+	// Discover is the [discover] table, which internal/app reads (the
+	// skills folders looked in): decoded here only so it is not unknown.
+	Discover map[string]any `toml:"discover"`
 }
 
 // fileSettings is a parsed config file.

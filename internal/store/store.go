@@ -80,6 +80,7 @@ var migrations = []migration{
 	{8, "disabled_packs", schemaPackState},
 	{9, "lock_sync", schemaLockSync},
 	{10, "pack_index", schemaPackIndex},
+	{11, "inplace_grants", schemaInPlaceGrants},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
