@@ -65,6 +65,10 @@ grant could let it run. A NAME from an index must install a pack of that
 name. packs update, packs bundle import and the web app install through the
 same checks.
 
+A folder you used in place (a skill found in a skills folder, see packs
+list) and granted with packs grant keeps those grants when it is added with
+its content unchanged and without --grant.
+
 --grant decides which requested capabilities are granted: "all", "none", or
 a comma-separated list in the syntax of packs grant, such as
 "network,env_read" or "network=api.example.com,env_read" (only that host).
@@ -137,7 +141,18 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 				if !c.interactive && !yes && grantFlag == "" {
 					return nil, usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
 				}
-				if grantFlag == "" && c.interactive && !yes {
+				keep := grantFlag == "" && len(o.InPlace) > 0
+				if keep {
+					// The person granted this very content in place: the
+					// grants stay, as they were given.
+					grants = o.InPlace
+					specs := make([]string, len(grants))
+					for i, u := range grants {
+						specs[i] = u.String()
+					}
+					fmt.Fprintf(shown, "keeps the grants you made to this folder in place: %s\n", strings.Join(specs, ", "))
+				}
+				if grantFlag == "" && c.interactive && !yes && !keep {
 					if grants, err = c.askGrants(o.Request, o.PreApproved); err != nil {
 						return nil, err
 					}

@@ -22,7 +22,7 @@ func (c *cli) grantCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "grant PACK CAP[=SCOPE|=RES,...]... [--scope once|chat|persistent] [--chat ID] [--json]",
-		Short: "Grant capabilities to an installed pack",
+		Short: "Grant capabilities to an installed or in-place pack",
 		Long: `grant records what you allow a pack to do. Each argument names one capability
 the pack asks for, optionally with a scope or a narrower set of resources:
 
@@ -43,6 +43,11 @@ the command shows what the pack ends up with.
                 "resources": ["docs.rs"]}],
    "notes": ["network is still not held: ..."]}
 
+A pack that is not installed but found in a skills folder (packs list) is
+granted in place: the grants hold for its folder's files as they are now,
+and an edit of the folder ends them (the next call says what changed);
+once grants are refused there. packs add of the same folder keeps them.
+
 chat is there for a chat grant only; resources is empty for a grant of
 everything the pack asks for; notes says which granted capabilities a call
 still would not hold, and why (the policy, for one).`,
@@ -59,7 +64,7 @@ still would not hold, and why (the policy, for one).`,
 				return err
 			}
 			defer a.Close()
-			p, ref, err := installedPack(a, args[0])
+			p, ref, err := c.grantTarget(ctx, a, args[0])
 			if err != nil {
 				return err
 			}
@@ -76,23 +81,40 @@ still would not hold, and why (the policy, for one).`,
 				if u.Scope == capability.ScopeChat && chat == "" {
 					return usageError("grant: %s: a chat grant needs --chat ID", spec)
 				}
+				if u.Scope == capability.ScopeOnce && ref.InPlace != "" {
+					return usageError("grant: %s: %s is used in place (%s): grant it for a chat (--chat ID) or until revoked", spec, p.Name, ref.InPlace)
+				}
 				grants = append(grants, u)
 			}
-			res := grantResult{Pack: p.Name, Chat: chat, Granted: []grantJSON{}, Notes: []string{}}
-			if _, err := a.Grant(ctx, p.Name, chat, grants); err != nil {
-				if errors.Is(err, packs.ErrModified) {
-					return fmt.Errorf("grant: refused, nothing was recorded: %w", err)
+			res := grantResult{Pack: p.Name, Chat: chat, Granted: []grantJSON{}, Notes: []string{}, InPlace: ref.InPlace, Integrity: ref.Digest}
+			var user []capability.UserGrant
+			if ref.InPlace != "" {
+				// Bound to the folder's content now: an edit of the folder
+				// ends these grants.
+				if p, ref, err = a.GrantInPlace(ctx, mustGetwd(), p.Name, chat, grants); err != nil {
+					return err
 				}
+				res.Integrity = ref.Digest
+				user, err = a.Grants().PeekGrants(ctx, ref, chat)
+			} else {
+				if _, err := a.Grant(ctx, p.Name, chat, grants); err != nil {
+					if errors.Is(err, packs.ErrModified) {
+						return fmt.Errorf("grant: refused, nothing was recorded: %w", err)
+					}
+					return err
+				}
+				user, err = a.DB.PeekGrants(ctx, p.Name, chat, a.Grants().Lapse())
+			}
+			if err != nil {
 				return err
 			}
 			pol := a.Policy
-			user, err := a.DB.PeekGrants(ctx, p.Name, chat, a.Grants().Lapse())
-			if err != nil {
-				return err
-			}
 			rep, err := capability.Explain(ref, req, user, pol, c.explainEnv(a))
 			if err != nil {
 				return err
+			}
+			if ref.InPlace != "" && !asJSON {
+				fmt.Fprintf(c.stdout, "%s is used in place from %s: these grants hold for its files as they are now (%s); an edit of the folder ends them\n", p.Name, ref.InPlace, ref.Digest)
 			}
 			for _, u := range grants {
 				res.Granted = append(res.Granted, grantJSON{Capability: string(u.Capability), Scope: string(u.Scope), Resources: append([]string{}, u.Resources...)})
@@ -125,10 +147,14 @@ still would not hold, and why (the policy, for one).`,
 
 // grantResult is packs grant --json.
 type grantResult struct {
-	Pack    string      `json:"pack"`
-	Chat    string      `json:"chat,omitempty"`
-	Granted []grantJSON `json:"granted"`
-	Notes   []string    `json:"notes"`
+	Pack string `json:"pack"`
+	Chat string `json:"chat,omitempty"`
+	// InPlace is the folder of a pack used in place, and Integrity the
+	// content of it the grants hold for; both empty for an installed pack.
+	InPlace   string      `json:"in_place,omitempty"`
+	Integrity string      `json:"integrity,omitempty"`
+	Granted   []grantJSON `json:"granted"`
+	Notes     []string    `json:"notes"`
 }
 
 // grantJSON is one grant made.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -16,10 +17,15 @@ func (c *cli) infoCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "info [--json] NAME",
-		Short: "Show everything about one installed pack",
+		Short: "Show everything about one installed or in-place pack",
 		Long: `info shows one installed pack: its metadata, where it came from, its
 integrity and status, its tools with their descriptions, and each capability
-it asks for next to whether it was granted.`,
+it asks for next to whether it was granted.
+
+A name that is not installed is looked up in the skills folders (see packs
+list): info then shows the folder the pack is used from, which kind of
+folder found it, whether it can be attached in place, what its folder was
+granted, and what changed in it since.`,
 		Args: nargs(1, 1, "one pack NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := c.openExisting(cmd.Context())
@@ -27,10 +33,17 @@ it asks for next to whether it was granted.`,
 				return err
 			}
 			if a == nil {
-				return fmt.Errorf("%w: %s", packs.ErrNotInstalled, args[0])
+				d, err := c.discoverer(nil)
+				if err != nil {
+					return err
+				}
+				return c.inPlaceInfo(cmd.Context(), d, args[0], asJSON)
 			}
 			defer a.Close()
 			ip, err := a.Pack(cmd.Context(), args[0])
+			if errors.Is(err, packs.ErrNotInstalled) {
+				return c.inPlaceInfo(cmd.Context(), a, args[0], asJSON)
+			}
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
-	"github.com/packs-run/packs/packs"
 )
 
 func (c *cli) listCommand() *cobra.Command {
@@ -60,7 +59,7 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 			for i, ip := range list {
 				out[i] = toJSON(ip)
 			}
-			found, err := c.discover(ctx, dirs, out)
+			found, err := c.discover(ctx, a, dirs)
 			if err != nil {
 				return err
 			}
@@ -76,8 +75,13 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 			fmt.Fprintln(tw, "NAME\tVERSION\tSTATUS\tTOOLS\tREQUESTED\tGRANTED\tSOURCE")
 			for _, j := range out {
 				source := j.Source
-				if j.HiddenBy != "" {
+				switch {
+				case j.HiddenBy != "":
 					source += " (hidden by " + j.HiddenBy + ")"
+				case j.Attachable:
+					source += " (in place, " + j.Location + " folder)"
+				case j.Origin == originDiscovered:
+					source += " (not attachable: " + j.NotAttachable + ")"
 				}
 				status := string(j.Status)
 				switch {
@@ -104,55 +108,27 @@ const (
 	statusHidden     app.Status = "hidden"     // found, but a pack of the same name comes first
 )
 
-// discover scans the --dir folders, then $PACKS_PATH, with packs.Discover
-// and returns the packs found, each loaded for its version, tools and
-// request. A pack named like an installed one, or like one found in an
-// earlier folder, is listed as hidden by it. Findings go to stderr.
-func (c *cli) discover(ctx context.Context, dirs []string, installed []packJSON) ([]packJSON, error) {
-	roots := slices.Clone(dirs)
-	for _, r := range filepath.SplitList(c.getenv("PACKS_PATH")) {
-		if r != "" {
-			roots = append(roots, r)
-		}
-	}
-	if len(roots) == 0 {
-		return nil, nil
-	}
-	res, err := packs.Discover(ctx, roots, packs.DiscoverOptions{})
+// discover lists the packs found in the skills folders: the --dir
+// folders, $PACKS_PATH, config.toml's [discover] paths, then the usual
+// project and user folders (app.DiscoverRoots), each loaded for its
+// version, tools, request and the grants of its folder. A pack named like
+// an installed one, or like one found in an earlier folder, is listed as
+// hidden by it. Findings go to stderr.
+func (c *cli) discover(ctx context.Context, a *app.App, dirs []string) ([]packJSON, error) {
+	d, err := c.discoverer(a)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range res.Findings {
+	found, findings, err := d.InPlacePacks(ctx, mustGetwd(), dirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range findings {
 		fmt.Fprintln(c.stderr, f.String())
 	}
-	var out []packJSON
-	for _, s := range res.Packs {
-		j := packJSON{Name: s.Name, Description: s.Description, Source: fileURL(s.Dir), Dir: s.Dir, Origin: originDiscovered,
-			Status: statusDiscovered, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{}}
-		if slices.ContainsFunc(installed, func(i packJSON) bool { return i.Name == s.Name }) {
-			j.Status, j.HiddenBy = statusHidden, originInstalled
-		}
-		p, err := packs.Load(s.Dir, packs.LoadOptions{})
-		if err != nil {
-			j.Error = err.Error()
-			out = append(out, j)
-			continue
-		}
-		if p.Manifest != nil {
-			j.Version = p.Manifest.Version
-		}
-		for _, t := range p.Tools {
-			j.Tools = append(j.Tools, t.Name)
-		}
-		req := p.Request()
-		for _, n := range req.Names() {
-			j.Requested = append(j.Requested, capabilityUse{Capability: n, Resources: req.Resources(n), GrantedResources: []string{}})
-		}
-		out = append(out, j)
-	}
-	for _, col := range res.Collisions {
-		out = append(out, packJSON{Name: col.Name, Source: fileURL(col.Loser), Dir: col.Loser, Origin: originDiscovered,
-			Status: statusHidden, HiddenBy: col.Winner, Tools: []string{}, Requested: []capabilityUse{}, Granted: []string{}})
+	out := make([]packJSON, 0, len(found))
+	for _, p := range found {
+		out = append(out, c.inPlaceJSON(ctx, d, p))
 	}
 	return out, nil
 }
@@ -188,6 +164,15 @@ type packJSON struct {
 	// Disabled says the person disabled the installed pack (packs
 	// disable): it is never attached, offered to a model or run.
 	Disabled bool `json:"disabled"`
+	// For a discovered pack: the kind of folder it was found in
+	// ("given", "project" or "user"), that folder, whether it can be
+	// attached in place (and why not), and, when the folder changed since
+	// the person granted it, what changed.
+	Location          string `json:"location,omitempty"`
+	Root              string `json:"root,omitempty"`
+	Attachable        bool   `json:"attachable,omitempty"`
+	NotAttachable     string `json:"not_attachable,omitempty"`
+	ChangedSinceGrant string `json:"changed_since_grant,omitempty"`
 }
 
 // capabilityUse is one requested capability, the resources the pack asks
