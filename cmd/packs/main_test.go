@@ -24,7 +24,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PACKS_CLI_CHILD") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	cleanup := isolateHome()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // result is one CLI invocation.

@@ -102,7 +102,7 @@ func (s *Session) inPlaceRefused(ctx context.Context, ref capability.PackRef, er
 			}
 		}
 		s.notice("%s", msg)
-		return fmt.Errorf("%w: %s", err, msg)
+		return &inPlaceChanged{msg: "refused: " + msg, err: err}
 	case errors.Is(err, capability.ErrDenied) && ct != nil:
 		if d := ct.Changed(ctx, ref); d != "" {
 			msg := fmt.Sprintf("pack %s changed in %s since the person granted it (%s): its grants no longer hold: the person must grant it again", ref.Name, ref.InPlace, d)
@@ -112,3 +112,15 @@ func (s *Session) inPlaceRefused(ctx context.Context, ref capability.PackRef, er
 	}
 	return err
 }
+
+// inPlaceChanged is the refusal of a call whose pack changed in its
+// folder: it says so in the words of a pack used in place (the runtime's
+// error speaks of an installed pack's lock) and is still the runtime's
+// error for errors.Is (packs.ErrModified).
+type inPlaceChanged struct {
+	msg string
+	err error
+}
+
+func (e *inPlaceChanged) Error() string { return e.msg }
+func (e *inPlaceChanged) Unwrap() error { return e.err }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/llm/llmtest"
+)
+
+// publicSkills holds the copies of public skills the in-place tests use
+// (packs/testdata/public-skills/README.md).
+const publicSkills = "../../packs/testdata/public-skills"
+
+// copyTree copies the folder src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listed returns the packs list --json rows named name.
+func listed(t *testing.T, home, name string) []packJSON {
+	t.Helper()
+	r := withHome(t, home, "list", "--json").mustCode(t, exitOK)
+	var all []packJSON
+	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	var out []packJSON
+	for _, j := range all {
+		if j.Name == name {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// scriptedChat runs one packs chat --message turn in which the fake model
+// makes the calls, one per request; before is called with the index of
+// each call just before it is made (after the previous result came back).
+// It returns the tool results the model saw, in order.
+func scriptedChat(t *testing.T, home, attach string, calls []llm.ToolCall, before func(i int)) []string {
+	t.Helper()
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	var mu sync.Mutex
+	n := 0
+	srv.Respond(func(llmtest.Request) llmtest.Turn {
+		mu.Lock()
+		defer mu.Unlock()
+		i := n
+		n++
+		if i >= len(calls) {
+			return llmtest.Turn{Text: "done"}
+		}
+		if before != nil {
+			before(i)
+		}
+		return llmtest.Turn{ToolCalls: []llm.ToolCall{calls[i]}}
+	})
+	ws := t.TempDir()
+	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "m", "--attach", attach, "--workspace", ws, "--message", "go", "--yes")
+	if r.code != exitOK {
+		t.Fatalf("chat: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != len(calls)+1 {
+		t.Fatalf("the model was asked %d times, want %d:\n%s\n%s", len(reqs), len(calls)+1, r.stdout, r.stderr)
+	}
+	out := make([]string, len(calls))
+	for i := range calls {
+		msgs := reqs[i+1].Messages
+		out[i] = msgs[len(msgs)-1].Content
+	}
+	return out
+}
+
+func toolCall(name string, args map[string]any) llm.ToolCall {
+	b, _ := json.Marshal(args)
+	return llm.ToolCall{Name: name, Arguments: string(b)}
+}
+
+// TestInPlaceScriptSkill: a public skill with a Python script, kept in
+// Codex's user folder (~/.codex/skills), is used in place: discovered,
+// attached, its docs read at once; its script is refused until the person
+// grants python3, then runs confined (it cannot write its own folder); an
+// edit of the folder refuses the next call and says what changed, the one
+// after is refused for want of a grant, and a new grant lets it run;
+// packs add of the folder installs it keeping the grant.
+func TestInPlaceScriptSkill(t *testing.T) {
+	home, user := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", user)
+	dir := filepath.Join(user, ".codex", "skills", "webapp-testing")
+	copyTree(t, filepath.Join(publicSkills, "webapp-testing"), dir)
+	script := filepath.Join(dir, "scripts", "with_server.py")
+
+	rows := listed(t, home, "webapp-testing")
+	if len(rows) != 1 || rows[0].Status != statusDiscovered || !rows[0].Attachable || rows[0].Location != "user" || rows[0].Dir != dir ||
+		len(rows[0].Requested) != 1 || rows[0].Requested[0].Capability != "terminal_exec" || rows[0].Requested[0].Granted {
+		t.Fatalf("list: %+v", rows)
+	}
+
+	help := toolCall("exec_best_effort", map[string]any{"pack_id": "webapp-testing", "command": "python3",
+		"args": []string{"scripts/with_server.py", "--help"}, "cwd_policy": "pack_root"})
+	docs := toolCall("open_docs", map[string]any{"pack_id": "webapp-testing"})
+	write := toolCall("exec_best_effort", map[string]any{"pack_id": "webapp-testing", "command": "python3",
+		"args": []string{"-c", "open('scripts/with_server.py', 'a').write('#')"}, "cwd_policy": "pack_root"})
+
+	// Before any grant: the docs read, the script does not run.
+	got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{docs, help}, nil)
+	if !strings.Contains(got[0], "Web Application Testing") {
+		t.Errorf("open_docs: %s", got[0])
+	}
+	if strings.Contains(got[1], "usage:") || !strings.Contains(got[1], "denied") {
+		t.Errorf("the script ran, or was not denied, without a grant: %s", got[1])
+	}
+
+	withHome(t, home, "grant", "webapp-testing", "terminal_exec").mustCode(t, exitOK)
+	if rows := listed(t, home, "webapp-testing"); len(rows) != 1 || len(rows[0].Granted) != 1 {
+		t.Errorf("list after the grant: %+v", rows)
+	}
+
+	// Granted: it runs, confined; then the folder is edited mid-chat.
+	got = scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help, write, help, help}, func(i int) {
+		if i == 2 {
+			f, err := os.OpenFile(script, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			f.WriteString("\n# edited\n")
+			f.Close()
+		}
+	})
+	if !strings.Contains(got[0], "usage: with_server.py") {
+		t.Errorf("the granted script: %s", got[0])
+	}
+	if !strings.Contains(got[1], "Read-only") && !strings.Contains(got[1], "Permission denied") {
+		t.Errorf("writing its own folder: %s", got[1])
+	}
+	if b, _ := os.ReadFile(script); strings.HasSuffix(string(b), "#") {
+		t.Errorf("the script wrote its own folder")
+	}
+	if !strings.Contains(got[2], "changed") || !strings.Contains(got[2], "scripts/with_server.py") || strings.Contains(got[2], "usage:") {
+		t.Errorf("the call after the edit: %s", got[2])
+	}
+	if !strings.Contains(got[3], "grant it again") || !strings.Contains(got[3], "scripts/with_server.py") || strings.Contains(got[3], "usage:") {
+		t.Errorf("the next call: %s", got[3])
+	}
+	info := withHome(t, home, "info", "webapp-testing").mustCode(t, exitOK)
+	if !strings.Contains(info.stdout, "changed scripts/with_server.py") || !strings.Contains(info.stdout, dir) {
+		t.Errorf("info after the edit:\n%s", info.stdout)
+	}
+
+	// Granted again, at the new content: it runs.
+	withHome(t, home, "grant", "webapp-testing", "terminal_exec").mustCode(t, exitOK)
+	if got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help}, nil); !strings.Contains(got[0], "usage: with_server.py") {
+		t.Errorf("after the new grant: %s", got[0])
+	}
+
+	// Installed from the same folder: the grant is kept.
+	add := withHome(t, home, "add", dir, "--yes").mustCode(t, exitOK)
+	if !strings.Contains(add.stdout, "keeps the grants") {
+		t.Errorf("add:\n%s", add.stdout)
+	}
+	rows = listed(t, home, "webapp-testing")
+	if len(rows) != 2 || rows[0].Origin != originInstalled || len(rows[0].Granted) != 1 || rows[1].Status != statusHidden {
+		t.Fatalf("list after add: %+v", rows)
+	}
+	if got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help}, nil); !strings.Contains(got[0], "usage: with_server.py") {
+		t.Errorf("installed: %s", got[0])
+	}
+}
