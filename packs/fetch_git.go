@@ -34,6 +34,22 @@ var commitPrefix = regexp.MustCompile(`^[0-9a-f]{4,40}$`)
 // objects under lim, as an archive is extracted: no .git folder, no
 // submodules, symlinks checked again by Stage.
 func fetchGit(ctx context.Context, src Source, tmp string, lim ArchiveLimits) (string, string, error) {
+	out, resolved, err := fetchGitTree(ctx, src, tmp, lim)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := nameFetched(out, src.Subdir, src.URL)
+	if err != nil {
+		return "", "", fmt.Errorf("packs: add %s: %w (commit %s)", src.Raw, err, strings.TrimPrefix(resolved, "git:")[:12])
+	}
+	return dir, resolved, nil
+}
+
+// fetchGitTree writes the files of src's commit (of its subfolder, when it
+// names one) into a folder under tmp, as fetchGit does, without naming it
+// after a pack: a repository of several skills has none at its root. It
+// returns the folder and "git:<commit>".
+func fetchGitTree(ctx context.Context, src Source, tmp string, lim ArchiveLimits) (string, string, error) {
 	fail := func(err error) (string, string, error) {
 		return "", "", fmt.Errorf("packs: add %s: %w", src.Raw, err)
 	}
@@ -82,11 +98,7 @@ func fetchGit(ctx context.Context, src Source, tmp string, lim ArchiveLimits) (s
 	if err := writeGitTree(ctx, repo, tree, out, lim); err != nil {
 		return fail(err)
 	}
-	dir, err := nameFetched(out, src.Subdir, src.URL)
-	if err != nil {
-		return fail(fmt.Errorf("%w (commit %s)", err, commit.Hash.String()[:12]))
-	}
-	return dir, "git:" + commit.Hash.String(), nil
+	return out, "git:" + commit.Hash.String(), nil
 }
 
 // pickRef finds src.Ref (or HEAD) among the advertised refs. It returns the

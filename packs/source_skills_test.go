@@ -1,0 +1,133 @@
+package packs
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const publicRepo = "testdata/public-skills/anthropic-skills"
+
+// copyDir copies src into dst (a test's own copy of a fixture).
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFindSkillsMarketplace: a Claude Code plugin marketplace lists its
+// plugins' skills by plugin; a plugin kept elsewhere is a warning; a
+// plugin without "skills" holds those of its skills/ folder; without a
+// marketplace the skills/ folder is discovered.
+func TestFindSkillsMarketplace(t *testing.T) {
+	ctx := context.Background()
+	got, err := FindSkills(ctx, publicRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ name, path, plugin string }
+	var rows []row
+	for _, s := range got.Skills {
+		rows = append(rows, row{s.Name, s.Path, s.Plugin})
+	}
+	want := []row{
+		{"brand-guidelines", "skills/brand-guidelines", "example-skills"},
+		{"internal-comms", "skills/internal-comms", "example-skills"},
+		{"webapp-testing", "skills/webapp-testing", "webapp-skills"},
+	}
+	if got.Marketplace != "anthropic-agent-skills" || !slices.Equal(rows, want) || len(got.Findings) != 0 {
+		t.Errorf("FindSkills = %q %+v %v, want %+v", got.Marketplace, rows, got.Findings, want)
+	}
+	picked, err := got.Pick([]string{"webapp-testing", "brand-guidelines", "webapp-testing"})
+	if err != nil || len(picked) != 2 || picked[0].Name != "webapp-testing" || picked[1].Name != "brand-guidelines" {
+		t.Errorf("Pick = %+v, %v", picked, err)
+	}
+	if _, err := got.Pick([]string{"pdf"}); !errors.Is(err, ErrNoSkill) {
+		t.Errorf("Pick of a skill not there: %v", err)
+	}
+
+	// A plugin in its own folder without "skills", and one elsewhere.
+	repo := t.TempDir()
+	copyDir(t, publicRepo, repo)
+	if err := os.MkdirAll(filepath.Join(repo, "plugins", "comms"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(repo, "skills"), filepath.Join(repo, "plugins", "comms", "skills")); err != nil {
+		t.Fatal(err)
+	}
+	mk := `{"name": "m", "plugins": [
+		{"name": "comms", "source": "./plugins/comms"},
+		{"name": "far", "source": {"source": "github", "repo": "someone/else"}}]}`
+	if err := os.WriteFile(filepath.Join(repo, MarketplaceFile), []byte(mk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = FindSkills(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Names(), []string{"brand-guidelines", "internal-comms", "webapp-testing"}) || got.Skills[0].Plugin != "comms" ||
+		got.Skills[0].Path != "plugins/comms/skills/brand-guidelines" {
+		t.Errorf("default skills folder: %+v", got.Skills)
+	}
+	if len(got.Findings) != 1 || got.Findings[0].Rule != "plugin-elsewhere" {
+		t.Errorf("findings: %v", got.Findings)
+	}
+
+	// No marketplace: the skills folder is discovered.
+	if err := os.Remove(filepath.Join(repo, MarketplaceFile)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = FindSkills(ctx, filepath.Join(repo, "plugins", "comms"))
+	if err != nil || !slices.Equal(got.Names(), []string{"brand-guidelines", "internal-comms", "webapp-testing"}) || got.Skills[2].Path != "skills/webapp-testing" {
+		t.Errorf("without a marketplace: %+v, %v", got.Skills, err)
+	}
+}
+
+// TestListSourceSkillsGit: a git repository of several skills is fetched
+// and listed; each skill's source is the repository with :SUBDIR.
+func TestListSourceSkillsGit(t *testing.T) {
+	repo := t.TempDir()
+	copyDir(t, publicRepo, repo)
+	gitRun(t, repo, "init", "-q")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "commit", "-qm", "skills")
+	source := "git+file://" + filepath.ToSlash(repo)
+	got, done, err := ListSourceSkills(context.Background(), source, ArchiveLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if !slices.Equal(got.Names(), []string{"brand-guidelines", "internal-comms", "webapp-testing"}) {
+		t.Fatalf("skills: %+v", got.Skills)
+	}
+	s, err := SkillSource(source, got.Skills[2])
+	if err != nil || s != source+":skills/webapp-testing" {
+		t.Errorf("SkillSource = %q, %v", s, err)
+	}
+	if s, err := SkillSource(repo, got.Skills[0]); err != nil || s != filepath.Join(repo, "skills", "brand-guidelines") {
+		t.Errorf("SkillSource of a folder = %q, %v", s, err)
+	}
+	if _, _, err := ListSourceSkills(context.Background(), "https://example.com/x.tar.gz#sha256="+strings.Repeat("0", 64), ArchiveLimits{}); !errors.Is(err, ErrUnsupportedSource) {
+		t.Error("an https archive was accepted for choosing skills")
+	}
+}
