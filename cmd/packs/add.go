@@ -26,8 +26,10 @@ func (c *cli) addCommand() *cobra.Command {
 	var yes, asJSON, allowUnpinned bool
 	var signerFiles []string
 	var index string
+	var skills []string
+	var all bool
 	cmd := &cobra.Command{
-		Use:   "add SOURCE [--grant all|none|CAP[=RES,...],...] [--yes] [--json] [--allow-unpinned]",
+		Use:   "add SOURCE [--skill NAME]... [--all] [--grant all|none|CAP[=RES,...],...] [--yes] [--json] [--allow-unpinned]",
 		Short: "Install a pack from a folder, a .tar.gz, a git repository or a URL",
 		Long: `add installs a pack from one of these sources:
 
@@ -64,6 +66,14 @@ command skill.toml does not request under terminal_exec is refused too: no
 grant could let it run. A NAME from an index must install a pack of that
 name. packs update, packs bundle import and the web app install through the
 same checks.
+
+A folder or git repository that holds several skills (in skills/, or named
+by a Claude Code plugin marketplace, .claude-plugin/marketplace.json) is a
+source of several: --skill NAME (repeatable) installs the skills named,
+--all every one, each through the same checks and questions as a pack
+added alone (a git skill is recorded as the repository with :SUBDIR).
+Without either, add lists the skills, by plugin for a marketplace, and
+asks you to choose (exit 2). --json goes with one pack only.
 
 A folder you used in place (a skill found in a skills folder, see packs
 list) and granted with packs grant keeps those grants when it is added with
@@ -117,103 +127,116 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			if err != nil {
 				return err
 			}
-			shown := c.stdout
-			if asJSON {
-				shown = c.stderr
-			}
-			consent := app.ConsentFunc(func(_ context.Context, o app.Offer) ([]capability.UserGrant, error) {
-				st := o.Staged
-				if o.FromIndex != "" {
-					fmt.Fprintf(c.stderr, "%s: %s (from the index %s)\n", args[0], o.FromIndex, index)
+			a.Installed = append(a.Installed, compileHook(a, c.stderr))
+			installOne := func(source string) error {
+				shown := c.stdout
+				if asJSON {
+					shown = c.stderr
 				}
-				for _, f := range st.Findings {
-					fmt.Fprintln(c.stderr, f.String())
-				}
-				grants, err := parseGrantFlag(grantFlag, o.Request)
-				if err != nil {
-					return nil, err
-				}
-				preRep, err := capability.Explain(st.Ref(), o.Request, nil, a.Policy, c.explainEnv(a))
-				if err != nil {
-					return nil, err
-				}
-				showRequest(shown, st, o.Request, o.PreApproved, preRep, a.Policy.Source())
-				if !c.interactive && !yes && grantFlag == "" {
-					return nil, usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
-				}
-				keep := grantFlag == "" && len(o.InPlace) > 0
-				if keep {
-					// The person granted this very content in place: the
-					// grants stay, as they were given.
-					grants = o.InPlace
-					specs := make([]string, len(grants))
-					for i, u := range grants {
-						specs[i] = u.String()
+				consent := app.ConsentFunc(func(_ context.Context, o app.Offer) ([]capability.UserGrant, error) {
+					st := o.Staged
+					if o.FromIndex != "" {
+						fmt.Fprintf(c.stderr, "%s: %s (from the index %s)\n", source, o.FromIndex, index)
 					}
-					fmt.Fprintf(shown, "keeps the grants you made to this folder in place: %s\n", strings.Join(specs, ", "))
-				}
-				if grantFlag == "" && c.interactive && !yes && !keep {
-					if grants, err = c.askGrants(o.Request, o.PreApproved); err != nil {
-						return nil, err
+					for _, f := range st.Findings {
+						fmt.Fprintln(c.stderr, f.String())
 					}
-				}
-				if c.interactive && !yes {
-					ok, err := c.ask(fmt.Sprintf("Install %s?", st.Name()), true)
+					grants, err := parseGrantFlag(grantFlag, o.Request)
 					if err != nil {
 						return nil, err
 					}
-					if !ok {
-						return nil, fmt.Errorf("add: %w: you declined", app.ErrDeclined)
+					preRep, err := capability.Explain(st.Ref(), o.Request, nil, a.Policy, c.explainEnv(a))
+					if err != nil {
+						return nil, err
+					}
+					showRequest(shown, st, o.Request, o.PreApproved, preRep, a.Policy.Source())
+					if !c.interactive && !yes && grantFlag == "" {
+						return nil, usageError("add: nobody can answer here (no terminal), so %s was not installed: pass --yes to install it granting nothing, or --grant all|none|CAP,... to choose what it gets", st.Name())
+					}
+					keep := grantFlag == "" && len(o.InPlace) > 0
+					if keep {
+						// The person granted this very content in place: the
+						// grants stay, as they were given.
+						grants = o.InPlace
+						specs := make([]string, len(grants))
+						for i, u := range grants {
+							specs[i] = u.String()
+						}
+						fmt.Fprintf(shown, "keeps the grants you made to this folder in place: %s\n", strings.Join(specs, ", "))
+					}
+					if grantFlag == "" && c.interactive && !yes && !keep {
+						if grants, err = c.askGrants(o.Request, o.PreApproved); err != nil {
+							return nil, err
+						}
+					}
+					if c.interactive && !yes {
+						ok, err := c.ask(fmt.Sprintf("Install %s?", st.Name()), true)
+						if err != nil {
+							return nil, err
+						}
+						if !ok {
+							return nil, fmt.Errorf("add: %w: you declined", app.ErrDeclined)
+						}
+					}
+					return grants, nil
+				})
+				res, err := a.Install(ctx, app.InstallRequest{Source: source, Index: index, Signers: signers,
+					AllowUnpinned: allowUnpinned, Consent: consent, By: "packs add"})
+				if err != nil {
+					return c.installError("add", source, a, err, "")
+				}
+				e, pre := res.Entry, res.PreApproved
+				var denied []capability.Name
+				for _, n := range e.Requested() {
+					if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
+						denied = append(denied, n)
 					}
 				}
-				return grants, nil
-			})
-			a.Installed = append(a.Installed, compileHook(a, c.stderr))
-			res, err := a.Install(ctx, app.InstallRequest{Source: args[0], Index: index, Signers: signers,
-				AllowUnpinned: allowUnpinned, Consent: consent, By: "packs add"})
-			if err != nil {
-				return c.installError("add", args[0], a, err, "")
-			}
-			e, pre := res.Entry, res.PreApproved
-			var denied []capability.Name
-			for _, n := range e.Requested() {
-				if !e.Capabilities[n].Granted && !slices.Contains(pre, n) {
-					denied = append(denied, n)
+				if asJSON {
+					res := addResult{packJSON: toJSON(app.InstalledPack{Entry: e, Status: app.StatusOK, Pack: res.Pack}),
+						PreApproved: capStrings(pre), NotGranted: capStrings(denied)}
+					return writeJSON(c.stdout, res)
 				}
-			}
-			if asJSON {
-				res := addResult{packJSON: toJSON(app.InstalledPack{Entry: e, Status: app.StatusOK, Pack: res.Pack}),
-					PreApproved: capStrings(pre), NotGranted: capStrings(denied)}
-				return writeJSON(c.stdout, res)
-			}
-			fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
-			// What the grants hold, as packs capabilities says it: the
-			// effective resources, not the capability's name alone.
-			var granted []capability.Name
-			var user []capability.UserGrant
-			for _, n := range e.Requested() {
-				if e.Capabilities[n].Granted {
-					granted = append(granted, n)
-					user = append(user, capability.UserGrant{Capability: n, Resources: e.Capabilities[n].Resources, Scope: capability.ScopePersistent})
+				fmt.Fprintf(c.stdout, "installed %s %s (%s)\n", e.Name, e.Version, e.Integrity)
+				// What the grants hold, as packs capabilities says it: the
+				// effective resources, not the capability's name alone.
+				var granted []capability.Name
+				var user []capability.UserGrant
+				for _, n := range e.Requested() {
+					if e.Capabilities[n].Granted {
+						granted = append(granted, n)
+						user = append(user, capability.UserGrant{Capability: n, Resources: e.Capabilities[n].Resources, Scope: capability.ScopePersistent})
+					}
 				}
-			}
-			if len(granted) > 0 || len(pre) > 0 {
-				ref := capability.PackRef{Name: e.Name, Digest: e.Integrity}
-				got, err := capability.Explain(ref, res.Pack.Request(), user, a.Policy, c.explainEnv(a))
-				if err != nil {
-					return err
+				if len(granted) > 0 || len(pre) > 0 {
+					ref := capability.PackRef{Name: e.Name, Digest: e.Integrity}
+					got, err := capability.Explain(ref, res.Pack.Request(), user, a.Policy, c.explainEnv(a))
+					if err != nil {
+						return err
+					}
+					if len(granted) > 0 {
+						fmt.Fprintf(c.stdout, "granted: %s\n", holdings(got, granted))
+					}
+					if len(pre) > 0 {
+						fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), holdings(got, pre))
+					}
 				}
-				if len(granted) > 0 {
-					fmt.Fprintf(c.stdout, "granted: %s\n", holdings(got, granted))
+				if len(denied) > 0 {
+					fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
 				}
-				if len(pre) > 0 {
-					fmt.Fprintf(c.stdout, "pre-approved by policy %s: %s\n", a.Policy.Source(), holdings(got, pre))
+				return nil
+			}
+			if len(skills) > 0 || all {
+				if asJSON {
+					return usageError("add: --json prints one pack: with --skill or --all, run packs add once per skill for JSON")
 				}
+				return c.addSkills(ctx, args[0], skills, all, installOne)
 			}
-			if len(denied) > 0 {
-				fmt.Fprintf(c.stdout, "not granted: %s (tools that need them are denied; grant with packs grant %s CAP)\n", capNames(denied), e.Name)
+			err = installOne(args[0])
+			if err != nil && c.listSkillsInstead(ctx, args[0]) {
+				return usageError("add: %s holds several skills: choose with --skill NAME (repeatable) or --all", args[0])
 			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&grantFlag, "grant", "", `capabilities to grant: "all", "none" or CAP[=RES,...],... as in packs grant`)
@@ -221,6 +244,8 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object (see above)")
 	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "accept an https:// archive without #sha256= (its digest is still recorded)")
 	cmd.Flags().StringArrayVar(&signerFiles, "signer", nil, "trust signatures by this SSH public key file (repeatable)")
+	cmd.Flags().StringArrayVar(&skills, "skill", nil, "from a source of several skills (a repository, a plugin marketplace), install this one (repeatable)")
+	cmd.Flags().BoolVar(&all, "all", false, "from a source of several skills, install every one")
 	cmd.Flags().StringVar(&index, "index", "", "the pack index (a file or https URL) that resolves a NAME; default $PACKS_INDEX")
 	return cmd
 }
