@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -191,5 +192,135 @@ func TestInPlaceScriptSkill(t *testing.T) {
 	}
 	if got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help}, nil); !strings.Contains(got[0], "usage: with_server.py") {
 		t.Errorf("installed: %s", got[0])
+	}
+}
+
+// TestInPlaceKnowledgeSkill: a public knowledge-only skill in a project's
+// .claude/skills is used in place from that project: listed as a project
+// pack, attached, its SKILL.md and the docs it names read without any
+// grant; an edit of the folder refuses the next read and says so, the
+// read after that sees the new content; packs add of the folder installs
+// it.
+func TestInPlaceKnowledgeSkill(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	dir := filepath.Join(project, ".claude", "skills", "internal-comms")
+	copyTree(t, filepath.Join(publicSkills, "internal-comms"), dir)
+	t.Chdir(project)
+
+	rows := listed(t, home, "internal-comms")
+	if len(rows) != 1 || !rows[0].Attachable || rows[0].Location != "project" || len(rows[0].Requested) != 0 {
+		t.Fatalf("list: %+v", rows)
+	}
+	docs := toolCall("open_docs", map[string]any{"pack_id": "internal-comms"})
+	read := toolCall("read_file", map[string]any{"pack_id": "internal-comms", "path": "examples/3p-updates.md"})
+	got := scriptedChat(t, home, "internal-comms", []llm.ToolCall{docs, read, read, read}, func(i int) {
+		if i == 2 {
+			if err := os.WriteFile(filepath.Join(dir, "examples", "3p-updates.md"), []byte("# 3P, edited\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if !strings.Contains(got[0], "internal communications") {
+		t.Errorf("open_docs: %s", got[0])
+	}
+	if !strings.Contains(got[1], "Progress") {
+		t.Errorf("read_file: %s", got[1])
+	}
+	if !strings.Contains(got[2], "changed") || strings.Contains(got[2], "edited") {
+		t.Errorf("the read after the edit: %s", got[2])
+	}
+	if !strings.Contains(got[3], "3P, edited") {
+		t.Errorf("the read after that: %s", got[3])
+	}
+	withHome(t, home, "add", dir, "--yes").mustCode(t, exitOK)
+	if rows := listed(t, home, "internal-comms"); len(rows) != 2 || rows[0].Origin != originInstalled || rows[1].HiddenBy != "installed" {
+		t.Errorf("list after add: %+v", rows)
+	}
+}
+
+// TestInPlaceMarketplace: a repository of several public skills with a
+// Claude Code plugin marketplace, named in config.toml's [discover] paths:
+// its skills are used in place (the script one granted, run, edited, asked
+// again); packs add of the repository lists them by plugin and asks to
+// choose; --skill installs the chosen one keeping its grant; --all from
+// git installs the rest.
+func TestInPlaceMarketplace(t *testing.T) {
+	home, repo := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills"), repo)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[discover]\npaths = [\""+filepath.Join(repo, "skills")+"\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"brand-guidelines", "internal-comms", "webapp-testing"} {
+		if rows := listed(t, home, name); len(rows) != 1 || !rows[0].Attachable || rows[0].Location != "given" {
+			t.Errorf("%s: %+v", name, rows)
+		}
+	}
+	help := toolCall("exec_best_effort", map[string]any{"pack_id": "webapp-testing", "command": "python3",
+		"args": []string{"scripts/with_server.py", "--help"}, "cwd_policy": "pack_root"})
+	docs := toolCall("open_docs", map[string]any{"pack_id": "webapp-testing"})
+	withHome(t, home, "grant", "webapp-testing", "terminal_exec").mustCode(t, exitOK)
+	script := filepath.Join(repo, "skills", "webapp-testing", "scripts", "with_server.py")
+	got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{docs, help, help, help}, func(i int) {
+		if i == 2 {
+			if err := os.WriteFile(script, []byte("print('replaced')\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if !strings.Contains(got[0], "Web Application Testing") || !strings.Contains(got[1], "usage: with_server.py") {
+		t.Errorf("docs and the granted script: %s\n%s", got[0], got[1])
+	}
+	if strings.Contains(got[2], "replaced") || !strings.Contains(got[2], "changed") {
+		t.Errorf("the call after the edit: %s", got[2])
+	}
+	if strings.Contains(got[3], "replaced") || !strings.Contains(got[3], "grant it again") {
+		t.Errorf("the next call: %s", got[3])
+	}
+	// Put the script back: the content granted, so the grant holds again.
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "webapp-testing"), filepath.Join(repo, "skills", "webapp-testing"))
+	if got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help}, nil); !strings.Contains(got[0], "usage: with_server.py") {
+		t.Errorf("the granted content back: %s", got[0])
+	}
+
+	r := withHome(t, home, "add", repo, "--yes").mustCode(t, exitUsage)
+	for _, want := range []string{"marketplace anthropic-agent-skills", "example-skills", "brand-guidelines", "webapp-skills", "--skill NAME"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("add without a choice does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	r = withHome(t, home, "add", repo, "--skill", "webapp-testing", "--yes").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "keeps the grants") {
+		t.Errorf("add --skill:\n%s", r.stdout)
+	}
+	if rows := listed(t, home, "webapp-testing"); len(rows) != 2 || rows[0].Origin != originInstalled || len(rows[0].Granted) != 1 {
+		t.Errorf("list after add --skill: %+v", rows)
+	}
+	withHome(t, home, "add", repo, "--skill", "pdf", "--yes").mustCode(t, exitUsage)
+
+	// From git, every skill: the one installed is updated in place (same
+	// content, so nothing changes), the others are new.
+	bare := t.TempDir()
+	gitIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitIn("init", "-q")
+	gitIn("add", ".")
+	gitIn("commit", "-qm", "skills")
+	gitIn("clone", "-q", "--bare", repo, bare)
+	withHome(t, home, "add", "git+file://"+bare, "--all", "--grant", "none", "--yes").mustCode(t, exitOK)
+	for _, name := range []string{"brand-guidelines", "internal-comms"} {
+		if rows := listed(t, home, name); len(rows) < 1 || rows[0].Origin != originInstalled || !strings.HasSuffix(rows[0].Source, ":skills/"+name) {
+			t.Errorf("%s after add --all: %+v", name, rows)
+		}
 	}
 }
