@@ -31,7 +31,8 @@ func (c *cli) mcpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp [--http ADDR] [--tools PACK,...]",
 		Short: "Serve the installed packs to MCP clients (stdio, or Streamable HTTP with --http)",
-		Long: `packs mcp serves the installed packs to any MCP client: over stdio by default
+		Long: `packs mcp serves the installed packs, then the packs used in place from the
+skills folders (see packs list), to any MCP client: over stdio by default
 (the client starts packs mcp), or over Streamable HTTP at http://ADDR/mcp with
 --http. Each client session is a chat: the base tools open_docs, read_file and
 enable_tools, then each enabled pack's tools as <pack>__<tool>; pack files as
@@ -163,10 +164,32 @@ func servedPacks(ctx context.Context, a *app.App, pol *capability.Policy, only [
 			out = append(out, name)
 		}
 	}
+	// Then the packs used in place, from the skills folders: served
+	// beside the installed ones, their tools and scripts still needing
+	// the person's grants.
+	found, _, err := a.InPlacePacks(ctx, mustGetwd(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var inPlace []string
+	for _, p := range found {
+		if p.HiddenBy != "" || len(only) > 0 && !slices.Contains(only, p.Name) {
+			continue
+		}
+		if err := p.Attachable(pol); err != nil {
+			a.Logger.Warn("packs mcp: pack used in place not served", "pack", p.Name, "dir", p.Dir, "err", err)
+			continue
+		}
+		out = append(out, p.Name)
+		inPlace = append(inPlace, p.Name)
+	}
 	for _, name := range only {
 		if !slices.Contains(out, name) && !slices.ContainsFunc(installed, func(ip app.InstalledPack) bool { return ip.Entry.Name == name }) {
-			return nil, usageError("packs mcp: --pack %s: no such installed pack: see packs list", name)
+			return nil, usageError("packs mcp: --pack %s: no such installed pack, nor one in a skills folder: see packs list", name)
 		}
+	}
+	if len(inPlace) > 0 {
+		a.Logger.Info("packs mcp: serving packs used in place", "packs", inPlace)
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/httpguard"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/web"
@@ -67,7 +68,8 @@ one and tools still run by hand.`,
 				return err
 			}
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
-				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure})
+				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure,
+				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}})
 			if err != nil {
 				return err
 			}

@@ -66,6 +66,8 @@ type packJSON struct {
 	// Disabled: the person disabled the pack (packs disable); it cannot be
 	// attached to a chat or run.
 	Disabled bool `json:"disabled,omitempty"`
+	// InPlace is set for a pack used in place (status "in_place").
+	InPlace *inPlaceJSON `json:"in_place,omitempty"`
 }
 
 func packInfo(ip app.InstalledPack) packJSON {
@@ -108,6 +110,12 @@ func (s *Server) listPacks(w http.ResponseWriter, r *http.Request) {
 	for _, ip := range installed {
 		items = append(items, packInfo(ip))
 	}
+	found, err := s.inPlacePacks(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	items = append(items, found...)
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
 }
 
@@ -124,6 +132,9 @@ func (s *Server) getPack(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	ip, err := s.cfg.App.Pack(r.Context(), name)
+	if isNotInstalled(err) {
+		return s.inPlaceDetails(r, name, err)
+	}
 	if err != nil {
 		return packJSON{}, err
 	}
@@ -316,7 +327,10 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ip, err := s.cfg.App.Pack(r.Context(), name)
+	inPlace := isNotInstalled(err) && s.cfg.InPlace != nil
 	switch {
+	case inPlace:
+		err = nil
 	case err != nil:
 	case ip.Pack == nil:
 		err = fmt.Errorf("%w: pack %s does not load (%s): reinstall it", errNotFound, name, ip.Status)
@@ -346,6 +360,16 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := capability.UserGrant{Capability: n, Resources: body.Resources, Scope: scope}
+	if inPlace {
+		// Bound to the folder's content now (GrantInPlace checks the
+		// request too).
+		if err := s.grantInPlace(r.Context(), name, body.Chat, u); err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.getPack(w, r)
+		return
+	}
 	if err := capability.CheckGrant(ip.Pack.Request(), u); err != nil {
 		s.fail(w, err)
 		return

@@ -87,6 +87,10 @@ type Config struct {
 	// MaxWorkspaceFile bounds one file uploaded into a chat's workspace
 	// (default 32 MiB).
 	MaxWorkspaceFile int64
+	// InPlace, when set, lists the packs used in place (found in the
+	// skills folders) beside the installed ones, and grants them; Chat's
+	// Catalog should serve them too (chat.Catalogs).
+	InPlace *app.InPlaceCatalog
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
