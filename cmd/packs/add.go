@@ -72,8 +72,8 @@ by a Claude Code plugin marketplace, .claude-plugin/marketplace.json) is a
 source of several: --skill NAME (repeatable) installs the skills named,
 --all every one, each through the same checks and questions as a pack
 added alone (a git skill is recorded as the repository with :SUBDIR).
-Without either, add lists the skills, by plugin for a marketplace, and
-asks you to choose (exit 2). --json goes with one pack only.
+Without either, add refuses a source with no pack at its root as before,
+and lists its skills (by plugin for a marketplace) for you to choose. --json goes with one pack only.
 
 A folder you used in place (a skill found in a skills folder, see packs
 list) and granted with packs grant keeps those grants when it is added with
@@ -234,7 +234,9 @@ enterprise policy grants, not_granted the requested ones neither grants.`,
 			}
 			err = installOne(args[0])
 			if err != nil && c.listSkillsInstead(ctx, args[0]) {
-				return usageError("add: %s holds several skills: choose with --skill NAME (repeatable) or --all", args[0])
+				// The refusal stands (and its exit status); what to do
+				// instead follows it.
+				return fmt.Errorf("%w; it holds the skills listed above: choose with --skill NAME (repeatable) or --all", err)
 			}
 			return err
 		},

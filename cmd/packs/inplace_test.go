@@ -287,7 +287,7 @@ func TestInPlaceMarketplace(t *testing.T) {
 		t.Errorf("the granted content back: %s", got[0])
 	}
 
-	r := withHome(t, home, "add", repo, "--yes").mustCode(t, exitUsage)
+	r := withHome(t, home, "add", repo, "--yes").mustCode(t, exitFailure)
 	for _, want := range []string{"marketplace anthropic-agent-skills", "example-skills", "brand-guidelines", "webapp-skills", "--skill NAME"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("add without a choice does not say %q:\n%s", want, r.stderr)

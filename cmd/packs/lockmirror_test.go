@@ -322,7 +322,7 @@ func TestListDiscovered(t *testing.T) {
 
 	text := withHome(t, home, "list", "--dir", root1).mustCode(t, 0).stdout
 	for _, re := range []string{
-		`(?m)^alpha +1\.0\.0 +discovered +- +network +- +file://\S+/alpha$`,
+		`(?m)^alpha +1\.0\.0 +discovered +- +network +- +file://\S+/alpha \(in place, given folder\)$`,
 		`(?m)^alpha +- +hidden .*\(hidden by ` + regexp.QuoteMeta(alpha1) + `\)$`,
 		`(?m)^weather +9\.0\.0 +hidden .*\(hidden by installed\)$`,
 	} {
