@@ -45,6 +45,9 @@ type envOptions struct {
 	allowedHosts []string
 	builtins     bool // install the built-in packs as the app opens
 	policy       string
+	// userHome, when set, is the HOME whose skills folders the app lists
+	// and serves packs used in place from (no test reads the machine's).
+	userHome string
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -84,6 +87,17 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		t.Fatal(err)
 	}
 	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()}
+	var inPlace *app.InPlaceCatalog
+	if opt.userHome != "" {
+		a.Getenv = func(k string) string {
+			if k == "HOME" {
+				return opt.userHome
+			}
+			return ""
+		}
+		inPlace = &app.InPlaceCatalog{App: a}
+		deps.Catalog = chat.Catalogs{deps.Catalog, *inPlace}
+	}
 	addr := opt.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -92,7 +106,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	if e.token == "" {
 		e.token = testToken
 	}
-	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model"})
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model", InPlace: inPlace})
 	if err != nil {
 		t.Fatal(err)
 	}

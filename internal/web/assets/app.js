@@ -275,10 +275,11 @@ async function refreshPackChoices() {
   const list = await api("GET", "/v1/packs");
   state.packs = list.items;
   // A disabled pack (packs disable) cannot be attached: it is not offered.
-  const ok = list.items.filter(p => p.status === "ok" && !p.disabled);
+  // A pack used in place (found in a skills folder) is, when attachable.
+  const ok = list.items.filter(p => (p.status === "ok" && !p.disabled) || (p.status === "in_place" && p.in_place && p.in_place.attachable));
   // The person's choice survives a redraw of the list.
   const sel = $("#attach-select"), chosen = sel.value;
-  sel.replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.name)) : [el("option", { value: "" }, "no packs installed")]));
+  sel.replaceChildren(...(ok.length ? ok.map(p => el("option", { value: p.name }, p.status === "in_place" ? p.name + " (in place)" : p.name)) : [el("option", { value: "" }, "no packs installed")]));
   if (ok.some(p => p.name === chosen)) sel.value = chosen;
 }
 
@@ -840,12 +841,25 @@ function packCard(p) {
     el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || ""),
       p.capability_status ? el("span", { class: "badge " + p.capability_status }, p.capability_status === "deprecated" ? "deprecated" : "coming soon") : null),
     el("p", {}, p.description || ""),
-    p.status !== "ok" ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
+    p.in_place ? inPlaceNote(p) : null,
+    p.status !== "ok" && !p.in_place ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
     p.blocked ? el("p", { class: "error" }, p.blocked) : null,
     p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
     p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
     el("h4", {}, "Tools"),
     p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));
+}
+
+// inPlaceNote says where a pack used in place lives, whether it can be
+// attached, and what changed in its folder since it was granted.
+function inPlaceNote(p) {
+  const ip = p.in_place;
+  return el("div", { class: "in-place" },
+    el("p", {}, el("span", { class: "badge in-place" }, "in place"), " ", ip.dir, el("span", { class: "muted small" }, " (" + ip.location + " folder, not installed)")),
+    ip.attachable ? el("p", { class: "muted small" }, "Attach it to a chat: its docs are read at once; its tools and scripts need your grants, which hold for its files as they are now.")
+      : el("p", { class: "error" }, "Not attachable: " + (ip.not_attachable || "")),
+    ip.changed_since_grant ? el("p", { class: "error" }, "Changed since you granted it (" + ip.changed_since_grant + "): its grants no longer hold; grant again.") : null,
+    p.error ? el("p", { class: "error" }, p.error) : null);
 }
 
 async function changeGrant(pack, cap, on) {
