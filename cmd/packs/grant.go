@@ -211,8 +211,15 @@ when the pack's lock entry could not follow (a modified pack).`,
 			}
 			defer a.Close()
 			res := revokeResult{Pack: args[0], Revoked: []revokedJSON{}, Notes: []string{}}
+			_, notInstalled := a.Home.Entry(args[0])
+			inPlace := errors.Is(notInstalled, packs.ErrNotInstalled)
 			for _, n := range names {
-				k, err := a.DB.RevokeGrant(ctx, args[0], n)
+				var k int64
+				if inPlace {
+					k, err = a.RevokeInPlace(ctx, mustGetwd(), args[0], n)
+				} else {
+					k, err = a.DB.RevokeGrant(ctx, args[0], n)
+				}
 				if err != nil {
 					return err
 				}

@@ -404,3 +404,24 @@ func (c InPlaceCatalog) Changed(ctx context.Context, ref capability.PackRef) str
 	}
 	return d.String()
 }
+
+// RevokeInPlace withdraws every grant of n to the pack name used in
+// place (its folder, whatever its content), and returns how many there
+// were.
+func (a *App) RevokeInPlace(ctx context.Context, wd, name string, n capability.Name) (int64, error) {
+	found, _, err := a.InPlacePacks(ctx, wd, nil)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range found {
+		if p.Name != name || p.HiddenBy != "" {
+			continue
+		}
+		key, err := inPlaceKey(p.Dir)
+		if err != nil {
+			return 0, err
+		}
+		return a.DB.RevokeInPlaceGrant(ctx, key, n)
+	}
+	return 0, fmt.Errorf("%w: %w: %s", ErrNotFound, packs.ErrNotInstalled, name)
+}

@@ -163,3 +163,13 @@ func (db *DB) DeleteInPlaceGrants(ctx context.Context, dir string) error {
 	}
 	return nil
 }
+
+// RevokeInPlaceGrant withdraws every grant of n to the pack in folder dir,
+// in every chat, and returns how many there were.
+func (db *DB) RevokeInPlaceGrant(ctx context.Context, dir string, n capability.Name) (int64, error) {
+	r, err := db.sql.ExecContext(ctx, `DELETE FROM inplace_grants WHERE dir = ? AND capability = ?`, dir, string(n))
+	if err != nil {
+		return 0, fmt.Errorf("store: revoke %s of %s: %w", n, dir, err)
+	}
+	return r.RowsAffected()
+}

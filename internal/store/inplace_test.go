@@ -58,6 +58,12 @@ func TestInPlaceGrantsBindContent(t *testing.T) {
 	if err := db.PutInPlaceGrants(ctx, b, "chat_1", []capability.UserGrant{once}); !errors.Is(err, store.ErrOnceInPlace) {
 		t.Errorf("a once grant: %v, want ErrOnceInPlace", err)
 	}
+	if k, err := db.RevokeInPlaceGrant(ctx, a.Dir, capability.TerminalExec); err != nil || k != 1 {
+		t.Errorf("revoke: %d, %v", k, err)
+	}
+	if got := count("sha256:bb", "chat_1"); got != 0 {
+		t.Errorf("after the revoke: %d grants", got)
+	}
 	if err := db.DeleteInPlaceGrants(ctx, a.Dir); err != nil {
 		t.Fatal(err)
 	}

@@ -29,4 +29,6 @@ func TestBrowserInPlace(t *testing.T) {
 	b.step("grant python3", chromedp.Click(chromedp.CSS(".pack[data-pack='webapp-testing'] .caps-table button.small-btn")))
 	b.poll("it is granted", `[...document.querySelectorAll(".pack[data-pack='webapp-testing'] .caps-table td.ok")].length === 1`)
 	b.shot("web-in-place")
+	b.step("revoke it", chromedp.Click(chromedp.CSS(".pack[data-pack='webapp-testing'] .caps-table button.small-btn")))
+	b.poll("it is revoked", `[...document.querySelectorAll(".pack[data-pack='webapp-testing'] .caps-table td.bad")].length === 1`)
 }

@@ -390,7 +390,14 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w: %v", errBadRequest, err))
 		return
 	}
-	if _, err := s.cfg.App.Pack(r.Context(), name); err != nil {
+	if _, err := s.cfg.App.Pack(r.Context(), name); isNotInstalled(err) && s.cfg.InPlace != nil {
+		if _, err := s.cfg.InPlace.App.RevokeInPlace(r.Context(), s.cfg.InPlace.WorkDir, name, n); err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.getPack(w, r)
+		return
+	} else if err != nil {
 		s.fail(w, err)
 		return
 	}
