@@ -324,3 +324,26 @@ func TestInPlaceMarketplace(t *testing.T) {
 		}
 	}
 }
+
+// TestInPlaceAgent: an agent may name a pack used in place; a chat
+// started from it attaches the pack from its folder.
+func TestInPlaceAgent(t *testing.T) {
+	home, user := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", user)
+	copyTree(t, filepath.Join(publicSkills, "internal-comms"), filepath.Join(user, ".agents", "skills", "internal-comms"))
+	withHome(t, home, "agent", "create", "writer", "--prompt", "Write updates.", "--capability", "internal-comms").mustCode(t, exitOK)
+	withHome(t, home, "agent", "create", "nobody", "--capability", "no-such-skill").mustCode(t, exitUsage)
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{toolCall("open_docs", map[string]any{"pack_id": "internal-comms"})}},
+		llmtest.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "m", "--agent", "writer", "--message", "go", "--yes").mustCode(t, exitOK)
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times:\n%s\n%s", len(reqs), r.stdout, r.stderr)
+	}
+	if last := reqs[1].Last().Content; !strings.Contains(last, "internal communications") {
+		t.Errorf("open_docs through the agent: %s", last)
+	}
+}

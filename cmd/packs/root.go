@@ -223,7 +223,7 @@ func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
 	}
 	policy := c.policyPath()
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins, Getenv: c.getenv})
+	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins, Getenv: c.getenv, WorkDir: mustGetwd()})
 }
 
 // policyPath is the enterprise policy file from --policy or $PACKS_POLICY.

@@ -41,6 +41,9 @@ type Options struct {
 	// Getenv reads the environment (PATH, for the required tools a pack
 	// names); nil is os.Getenv.
 	Getenv func(string) string
+	// WorkDir is the working directory whose project skills folders hold
+	// packs used in place (an agent may name one); "" for none.
+	WorkDir string
 }
 
 // App is one open state directory and what is built on it.
@@ -51,6 +54,7 @@ type App struct {
 	PolicyPath string
 	Policy     *capability.Policy // the enterprise policy; nil when none is configured
 	Getenv     func(string) string
+	WorkDir    string // Options.WorkDir
 
 	// Installed runs after a pack is installed and its packs.db row is
 	// written, with the new lock entry (including the granted
@@ -68,7 +72,7 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if opt.Home == "" {
 		return nil, errors.New("app: no state directory: pass --home DIR or set PACKS_HOME")
 	}
-	a := &App{Logger: opt.Logger, PolicyPath: opt.Policy, Getenv: opt.Getenv}
+	a := &App{Logger: opt.Logger, PolicyPath: opt.Policy, Getenv: opt.Getenv, WorkDir: opt.WorkDir}
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.DiscardHandler)
 	}

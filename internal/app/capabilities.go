@@ -124,7 +124,19 @@ func (a *App) resolveCapabilities(ctx context.Context, refs []string) (resolved,
 	for _, ref := range refs {
 		c, err := a.Capability(ctx, ref)
 		if errors.Is(err, packs.ErrNotInstalled) {
-			return r, fmt.Errorf("%w: %q is neither a built-in nor an installed pack", ErrUnknownCapability, ref)
+			// A pack used in place is attached by its name, as an
+			// installed one; its grants are still the person's to make.
+			if ok, ierr := a.inPlaceAttachable(ctx, ref); ierr != nil || ok {
+				if ierr == nil && slices.Contains(r.ids, ref) {
+					ierr = fmt.Errorf("%w: capability %q is listed twice", ErrInvalidAgent, ref)
+				}
+				if ierr != nil {
+					return r, ierr
+				}
+				r.ids, r.packs = append(r.ids, ref), append(r.packs, ref)
+				continue
+			}
+			return r, fmt.Errorf("%w: %q is neither a built-in, an installed pack nor one in a skills folder", ErrUnknownCapability, ref)
 		}
 		if err != nil {
 			return r, err

@@ -425,3 +425,18 @@ func (a *App) RevokeInPlace(ctx context.Context, wd, name string, n capability.N
 	}
 	return 0, fmt.Errorf("%w: %w: %s", ErrNotFound, packs.ErrNotInstalled, name)
 }
+
+// inPlaceAttachable reports whether name is a pack used in place (in
+// WorkDir's and the home's skills folders) that can be attached.
+func (a *App) inPlaceAttachable(ctx context.Context, name string) (bool, error) {
+	found, _, err := a.InPlacePacks(ctx, a.WorkDir, nil)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range found {
+		if p.Name == name && p.HiddenBy == "" {
+			return p.Attachable(a.Policy) == nil, nil
+		}
+	}
+	return false, nil
+}
