@@ -23,7 +23,7 @@ func (c *cli) listCommand() *cobra.Command {
 	var dirs []string
 	cmd := &cobra.Command{
 		Use:   "list [--json] [--dir DIR]...",
-		Short: "List installed and discovered packs",
+		Short: "List installed packs and those found in skills folders (used in place)",
 		Long: `list shows the installed packs: name, version, status, tools, requested and
 granted capabilities, and source. Status is "ok", "modified" (the files no
 longer match packs.lock, so the pack does not run), "missing" or
@@ -35,12 +35,23 @@ least two seconds after they were written, is not read again, as git
 checks a work tree; any other folder is hashed. packs run always hashes
 the pack it runs.
 
-It also shows the packs discovered in the folders given by --dir (repeatable)
-and then in $PACKS_PATH (colon-separated), scanned in that order. When two
-packs share a name the first one wins: an installed pack before any
-discovered one, then earlier folders before later ones. A discovered pack has
-status "discovered", one hidden by a winner of the same name "hidden".
-Discovery warnings go to stderr. With --json it prints one JSON array.`,
+It also shows the packs discovered in the skills folders, scanned in this
+order: the folders given by --dir (repeatable), $PACKS_PATH (colon-
+separated), the paths of [discover] in <home>/config.toml; then the project
+folders below the working directory, .claude/skills and .agents/skills; then
+the user folders ~/.claude/skills, ~/.agents/skills and ~/.codex/skills.
+[discover] project = false or user = false leaves a kind out, and so can the
+enterprise policy's [discover]. When two packs share a name the first one
+wins: an installed pack before any discovered one, then earlier folders
+before later ones. A discovered pack has status "discovered" and is used in
+place: packs chat --attach NAME (and packs mcp, packs serve, an agent)
+attaches it from its folder, its docs readable at once, its tools and
+scripts needing your grants (packs grant NAME CAP), which hold for the
+folder's files as they are when granted. One hidden by a winner of the same
+name has status "hidden". --json adds location ("given", "project",
+"user"), root, attachable (and not_attachable, why not) and
+changed_since_grant. Discovery warnings go to stderr. With --json it prints
+one JSON array.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
