@@ -591,6 +591,12 @@ func (p *Policy) preApproved(ref PackRef) []UserGrant {
 	}
 	var out []UserGrant
 	for _, pa := range p.preapprove {
+		if ref.InPlace != "" && pa.digest == "" {
+			// A pack used in place is a folder anyone who can write it
+			// may name anything: only a pre-approval of its exact
+			// content applies (RATIONALE.md, in-place grants).
+			continue
+		}
 		if (pa.pack == "" || pa.pack == ref.Name) && (pa.digest == "" || pa.digest == strings.ToLower(ref.Digest)) &&
 			(pa.signer == "" || pa.signer == ref.Signer) {
 			out = append(out, pa.grants...)

@@ -55,7 +55,7 @@ func (c *cli) inPlaceJSON(ctx context.Context, a *app.App, p app.InPlacePack) pa
 	}
 	var user []capability.UserGrant
 	if a.DB != nil && j.Attachable {
-		if _, ref, err := a.InPlace(ctx, mustGetwd(), p.Name); err == nil && ref.InPlace != "" {
+		if _, ref, err := p.Ref(); err == nil {
 			j.Integrity = ref.Digest
 			user, _ = a.Grants().PeekGrants(ctx, ref, "")
 			if d, ok, _ := a.InPlaceChange(ctx, ref.InPlace, ref.Digest); ok {

@@ -440,3 +440,7 @@ func (a *App) inPlaceAttachable(ctx context.Context, name string) (bool, error) 
 	}
 	return false, nil
 }
+
+// Ref loads the pack p again with the reference of its folder's content
+// now, as InPlace does, without discovering it again.
+func (p InPlacePack) Ref() (*packs.Pack, capability.PackRef, error) { return loadInPlace(p.Dir) }

@@ -73,7 +73,7 @@ func (s *Server) inPlaceInfo(ctx context.Context, p app.InPlacePack) packJSON {
 	}
 	var user []capability.UserGrant
 	if out.InPlace.Attachable {
-		if _, ref, err := c.App.InPlace(ctx, c.WorkDir, p.Name); err == nil {
+		if _, ref, err := p.Ref(); err == nil {
 			out.Integrity = ref.Digest
 			user, _ = c.App.Grants().PeekGrants(ctx, ref, "")
 			out.InPlace.ChangedSinceGrant = c.Changed(ctx, ref)
