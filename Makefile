@@ -4,6 +4,7 @@ SHELL    := /bin/bash
 
 GO       ?= go
 BIN      ?= bin/packs
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 30s
 # Minimizing each new input may take the whole FUZZTIME with the default 60s.
 FUZZMINIMIZETIME ?= 5s
@@ -74,9 +75,10 @@ fuzz:
 		done; \
 	done
 
-## lint: gofmt and go vet must be silent, and packs must build for macOS
+## lint: gofmt, go vet and staticcheck must be silent, and packs must build for macOS
 lint:
 	unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./...
