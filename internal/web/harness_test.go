@@ -18,6 +18,7 @@ import (
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -50,7 +51,7 @@ type envOptions struct {
 func newEnv(t testing.TB, opt envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins, Policy: opt.policy})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins, Policy: opt.policy, ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +61,9 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
+	if opt.builtins {
+		testcache.Builtins(t, rt, a.Home)
+	}
 	log, err := audit.Open(ctx, a.DB, audit.Options{})
 	if err != nil {
 		t.Fatal(err)
