@@ -44,6 +44,10 @@ type Options struct {
 	// WorkDir is the working directory whose project skills folders hold
 	// packs used in place (an agent may name one); "" for none.
 	WorkDir string
+	// ModuleCache is where compiled modules are kept when not in the
+	// state directory (packs.HomeOptions.ModuleCache); "" reads
+	// $PACKS_CACHE through Getenv, and an empty one is the home's cache/.
+	ModuleCache string
 }
 
 // App is one open state directory and what is built on it.
@@ -76,7 +80,14 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now})
+	cache := opt.ModuleCache
+	if getenv := opt.Getenv; cache == "" {
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cache = getenv("PACKS_CACHE")
+	}
+	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now, ModuleCache: cache})
 	if err != nil {
 		return nil, err
 	}
