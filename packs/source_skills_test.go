@@ -131,3 +131,40 @@ func TestListSourceSkillsGit(t *testing.T) {
 		t.Error("an https archive was accepted for choosing skills")
 	}
 }
+
+// FuzzFindSkills: any marketplace.json is read without a panic, and every
+// skill it yields is a folder inside the repository.
+func FuzzFindSkills(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join(publicRepo, MarketplaceFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"plugins": [{"name": "x", "source": "../..", "skills": ["../../etc"]}]}`))
+	f.Add([]byte(`{"metadata": {"pluginRoot": "/abs"}, "plugins": [{"name": "x", "source": "p"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		repo := t.TempDir()
+		skill := filepath.Join(repo, "skills", "a")
+		if err := os.MkdirAll(filepath.Join(repo, ".claude-plugin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(skill, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: a\ndescription: A.\n---\nA.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, MarketplaceFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := FindSkills(context.Background(), repo)
+		if err != nil {
+			return
+		}
+		for _, s := range got.Skills {
+			if !filepath.IsLocal(filepath.FromSlash(s.Path)) && s.Path != "." {
+				t.Fatalf("skill %s at %q, outside the repository", s.Name, s.Path)
+			}
+		}
+	})
+}
