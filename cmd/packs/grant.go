@@ -271,7 +271,8 @@ grants made for one chat.`,
 				return err
 			}
 			defer a.Close()
-			p, ref, err := installedPack(a, args[0])
+			// An installed pack, else one used in place.
+			p, ref, err := c.grantTarget(ctx, a, args[0])
 			if err != nil {
 				return err
 			}

@@ -142,6 +142,9 @@ func TestInPlaceScriptSkill(t *testing.T) {
 	if rows := listed(t, home, "webapp-testing"); len(rows) != 1 || len(rows[0].Granted) != 1 {
 		t.Errorf("list after the grant: %+v", rows)
 	}
+	if caps := withHome(t, home, "capabilities", "webapp-testing").mustCode(t, exitOK); !strings.Contains(caps.stdout, "python3") {
+		t.Errorf("capabilities of the pack used in place:\n%s", caps.stdout)
+	}
 
 	// Granted: it runs, confined; then the folder is edited mid-chat.
 	got = scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help, write, help, help}, func(i int) {
