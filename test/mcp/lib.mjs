@@ -61,6 +61,9 @@ export function makeHome(t, policy, extraPacks = []) {
       process.stderr.write(`warning: could not remove ${home}: ${e.message}\n`);
     }
   });
+  // The skills folders of this machine (~/.claude/skills, ...) and of the
+  // working directory are not looked in: the tests serve only what they add.
+  writeFileSync(join(home, "config.toml"), "[discover]\nproject = false\nuser = false\n");
   for (const dir of [join(repo, "wasm-examples", pack), ...extraPacks]) {
     execFileSync(packsBin, ["--home", home, "add", dir, "--grant", "none", "--yes"], {
       stdio: ["ignore", "ignore", "inherit"],
