@@ -44,3 +44,18 @@ func TestRunInputFromFile(t *testing.T) {
 		t.Errorf("a missing file says %q", msg)
 	}
 }
+
+// TestChatHostedProviderWithoutKey: packs chat with Anthropic's own API and
+// no key says so, naming the variable, before a chat starts.
+func TestChatHostedProviderWithoutKey(t *testing.T) {
+	for _, name := range []string{"ANTHROPIC_API_KEY", "PACKS_API_KEY", "PACKS_BASE_URL", "PACKS_CONFIG"} {
+		t.Setenv(name, "")
+	}
+	r := withHome(t, t.TempDir(), "chat", "--provider", "anthropic", "--model", "claude-test")
+	if r.code == exitOK || strings.Contains(r.stdout+r.stderr, "you>") {
+		t.Fatalf("a chat started: %+v", r)
+	}
+	if msg := r.oneLineError(t); !strings.Contains(msg, "no API key") || !strings.Contains(msg, "ANTHROPIC_API_KEY") {
+		t.Errorf("says %q", msg)
+	}
+}
