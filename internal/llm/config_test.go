@@ -85,6 +85,15 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 }
 
+// TestConfigFileDiscover: the [discover] table, internal/app's, is not an
+// unknown key to the [llm] reader.
+func TestConfigFileDiscover(t *testing.T) {
+	s, err := parseConfigFile("cfg.toml", []byte("[llm]\nmodel = \"m\"\n\n[discover]\npaths = [\"/skills\"]\nuser = false\n"))
+	if err != nil || s.c.Model != "m" {
+		t.Errorf("got %+v, %v", s.c, err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	good := Config{Provider: "openai", BaseURL: "http://localhost:1/v1", Model: "m", MaxTokens: 1, Timeout: time.Second}
 	if err := good.Validate(); err != nil {
