@@ -13,7 +13,7 @@ import (
 
 // TestInPlaceMCP: packs mcp serves a public script skill kept in
 // ~/.agents/skills beside the installed packs: a real MCP client reads its
-// docs at once; its script is denied until the person grants python3 (in
+// docs and its files (as resources) at once; its script is denied until the person grants python3 (in
 // another process: packs grant), then runs; an edit of the folder refuses
 // the next call and says what changed, the one after asks for a new
 // grant; once added (keeping the grant), a new session runs it installed.
@@ -26,7 +26,7 @@ func TestInPlaceMCP(t *testing.T) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(policy, []byte("[approval]\nauto_approve = [\"open_docs\", \"exec_best_effort\"]\n"), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte("[approval]\nauto_approve = [\"open_docs\", \"read_file\", \"exec_best_effort\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	exe, err := os.Executable()
@@ -69,6 +69,10 @@ func TestInPlaceMCP(t *testing.T) {
 	}
 	if got := call(cs, "exec_best_effort", help); strings.Contains(got, "usage:") || !strings.Contains(got, "denied") {
 		t.Errorf("the script without a grant: %s", got)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "pack://webapp-testing/scripts/with_server.py"})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "def main") {
+		t.Errorf("the script as a resource: %+v, %v", rr, err)
 	}
 	withHome(t, home, "--policy", policy, "grant", "webapp-testing", "terminal_exec").mustCode(t, exitOK)
 	if got := call(cs, "exec_best_effort", help); !strings.Contains(got, "usage: with_server.py") {
