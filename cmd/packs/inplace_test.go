@@ -350,3 +350,28 @@ func TestInPlaceAgent(t *testing.T) {
 		t.Errorf("open_docs through the agent: %s", last)
 	}
 }
+
+// TestInPlaceRun: packs run runs a tool of a pack used in place through
+// the same gate: denied until the person grants what it asks for, then
+// run; after an edit, refused until granted again.
+func TestInPlaceRun(t *testing.T) {
+	home, user := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", user)
+	dir := filepath.Join(user, ".claude", "skills", "hello")
+	writeFiles(t, dir, map[string]string{
+		"SKILL.md":   "---\nname: hello\ndescription: Says hello.\nallowed-tools: Bash(echo *)\n---\nRun hello.\n",
+		"tools.json": `{"tools": [{"name": "hi", "description": "Say hi.", "input_schema": {"type": "object"}, "run": {"exec": ["echo", "hi"]}}]}`,
+	})
+	withHome(t, home, "run", "hello", "hi", "--yes").mustCode(t, exitDenied)
+	withHome(t, home, "grant", "hello", "terminal_exec").mustCode(t, exitOK)
+	if r := withHome(t, home, "run", "hello", "hi", "--yes").mustCode(t, exitOK); !strings.Contains(r.stdout, "hi") {
+		t.Errorf("run: %s", r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := withHome(t, home, "run", "hello", "hi", "--yes").mustCode(t, exitDenied)
+	if !strings.Contains(r.stderr, "terminal_exec") || !strings.Contains(r.stderr, "added notes.md") {
+		t.Errorf("after an edit: %s", r.stderr)
+	}
+}

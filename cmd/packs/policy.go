@@ -55,7 +55,7 @@ your grants, and what a call would hold, with the reason for every refusal.`,
 				return err
 			}
 			defer a.Close()
-			p, ref, err := loadForRun(a, args[0], nil)
+			p, ref, err := loadForRun(ctx, a, args[0], nil)
 			if err != nil {
 				return err
 			}

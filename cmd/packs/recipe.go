@@ -155,7 +155,7 @@ func (c *cli) recipePack(ctx context.Context, arg string) (*packs.Pack, capabili
 		return nil, capability.PackRef{}, err
 	}
 	defer a.Close()
-	p, ref, err := loadForRun(a, arg, nil)
+	p, ref, err := loadForRun(ctx, a, arg, nil)
 	return p, ref, err
 }
 
@@ -179,7 +179,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	defer a.Close()
 	// Every step's check of the pack finds the files checked here.
 	content := &packs.ContentCache{}
-	p, ref, err := loadForRun(a, packArg, content)
+	p, ref, err := loadForRun(ctx, a, packArg, content)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,10 @@ The call goes through the gate like every call: --yes is you approving this
 one call (the enterprise policy may approve or veto it first); without --yes
 and without a policy that approves it, the call is denied. --yes never
 grants a capability: the tool holds only what was granted at packs add. An
-installed pack whose files no longer match packs.lock does not run.
+installed pack whose files no longer match packs.lock does not run. A name
+that is not installed may be a pack used in place (see packs list): it runs
+from its folder with the grants made to its files as they are now (packs
+grant), and says what changed when they no longer hold.
 
 --input is the tool's arguments as JSON ("-" reads them from stdin, "@FILE"
 from that file; the default is {}). The tool sees the workspace (default <home>/workspaces/cli)
@@ -146,7 +149,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 	// pipeline's check at the call finds them unchanged (one lstat each)
 	// and the module is compiled from the bytes hashed here.
 	content := &packs.ContentCache{KeepModules: true}
-	p, ref, err := loadForRun(a, req.pack, content)
+	p, ref, err := loadForRun(ctx, a, req.pack, content)
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
@@ -202,6 +205,13 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 		case errors.Is(err, packs.ErrModified):
 			err = fmt.Errorf("refusing to run: %w", err)
 		}
+		if ref.InPlace != "" {
+			// The grants of a pack used in place hold for its folder's
+			// content when granted: say what changed since.
+			if d, ok, derr := a.InPlaceChange(ctx, ref.InPlace, ref.Digest); derr == nil && ok {
+				err = fmt.Errorf("%w (%s changed since you granted it: %s; look, then grant it again with packs grant %s CAP)", err, ref.InPlace, d, p.Name)
+			}
+		}
 		return runtime.Outcome{}, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
 	}
 	return o, nil
@@ -236,8 +246,9 @@ func precompileHook(a *app.App) func(context.Context, packs.LockEntry) error {
 
 // loadForRun loads the pack named by arg: a folder when arg is a path, else
 // the installed pack of that name, verified against packs.lock through
-// content.
-func loadForRun(a *app.App, arg string, content *packs.ContentCache) (*packs.Pack, capability.PackRef, error) {
+// content, else the pack of that name used in place (found in a skills
+// folder), with the reference of its folder's content now.
+func loadForRun(ctx context.Context, a *app.App, arg string, content *packs.ContentCache) (*packs.Pack, capability.PackRef, error) {
 	if strings.ContainsRune(arg, filepath.Separator) || arg == "." || arg == ".." {
 		dir, err := filepath.Abs(arg)
 		if err != nil {
@@ -255,6 +266,13 @@ func loadForRun(a *app.App, arg string, content *packs.ContentCache) (*packs.Pac
 	entry, _, err := a.Home.VerifyContent(content, arg)
 	switch {
 	case errors.Is(err, packs.ErrNotInstalled):
+		p, ref, ierr := a.InPlace(ctx, mustGetwd(), arg)
+		switch {
+		case ierr == nil:
+			return p, ref, nil
+		case !errors.Is(ierr, app.ErrNotFound):
+			return nil, capability.PackRef{}, fmt.Errorf("run: %s is used in place and does not load: %w", arg, ierr)
+		}
 		return nil, capability.PackRef{}, usageError("run: %v", err)
 	case errors.Is(err, packs.ErrModified):
 		return nil, capability.PackRef{}, fmt.Errorf("run: refusing to run: %w", err)
