@@ -220,6 +220,9 @@ optional skill.toml (the capabilities the pack asks for) and an optional
 tools.json (tools run as WebAssembly, each holding only what was granted).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+					return usageError("unknown command %q: did you mean packs %s? (packs --help lists them all)", args[0], strings.Join(sug, " or packs "))
+				}
 				return usageError("unknown command %q: run packs --help for the list", args[0])
 			}
 			return nil
@@ -229,9 +232,10 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 			cmd.Help()
 			return usageError("")
 		},
-		Version:       version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Version:                    version(),
+		SuggestionsMinimumDistance: 2,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
 	}
 	root.SetVersionTemplate(versionText())
 	root.SetOut(c.stdout)
