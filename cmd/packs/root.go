@@ -248,6 +248,7 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 	f.StringVar(&c.home, "home", "", "state directory (default $PACKS_HOME, else $XDG_DATA_HOME/packs, else ~/.local/share/packs)")
 	f.StringVar(&c.policy, "policy", "", "enterprise policy file (default $PACKS_POLICY)")
 	root.AddCommand(c.commands()...)
+	c.addCompletions(root)
 	return root
 }
 
