@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +146,11 @@ func TestUpdateAsksAgainWhenWidened(t *testing.T) {
 	if r := withHome(t, home, "update", "weather").mustCode(t, 0); !strings.Contains(r.stdout, "weather 1.0.0 is up to date") {
 		t.Errorf("update without changes:\n%s", r.stdout)
 	}
+	var results []updateResult
+	decodeOne(t, withHome(t, home, "update", "--json").mustCode(t, 0).stdout, &results)
+	if len(results) != 1 || results[0].Name != "weather" || results[0].Status != "up_to_date" || results[0].To != "1.0.0" || results[0].Integrity == "" {
+		t.Errorf("update --json without changes: %+v", results)
+	}
 
 	// v2 asks for one more host.
 	v2 := weatherFiles("2.0.0")
@@ -163,6 +169,15 @@ func TestUpdateAsksAgainWhenWidened(t *testing.T) {
 	r := withHome(t, home, "update", "weather").mustCode(t, exitUsage)
 	if !strings.Contains(r.stdout, "+ network: evil.example") || !strings.Contains(r.stdout, "~ skill.toml") || !strings.Contains(r.stderr, "stays installed") {
 		t.Errorf("widened update without a terminal:\n%s\n%s", r.stdout, r.stderr)
+	}
+	lockHas(`version = "1.0.0"`)
+	// The same as JSON: what the person would be shown goes to stderr.
+	r = withHome(t, home, "update", "weather", "--json").mustCode(t, exitUsage)
+	results = nil
+	decodeOne(t, r.stdout, &results)
+	if len(results) != 1 || results[0].Status != "failed" || !strings.Contains(results[0].Error, "stays installed") || results[0].To != "2.0.0" ||
+		!slices.Contains(results[0].Files.Changed, "skill.toml") || !slices.Contains(results[0].Capabilities, "+ network: evil.example") || !strings.Contains(r.stderr, "+ network: evil.example") {
+		t.Errorf("update --json, widened, no terminal: %+v\n%s", results, r.stderr)
 	}
 	lockHas(`version = "1.0.0"`)
 
