@@ -80,7 +80,7 @@ func digestEntries(dir string) ([]digestEntry, error) {
 		case mode&fs.ModeSymlink != 0:
 			e.kind = 'l'
 		default:
-			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, FileKindName(mode))
 		}
 		entries = append(entries, e)
 		return nil
@@ -202,8 +202,8 @@ func readFileSize(p string, size int64) ([]byte, error) {
 	return data, nil
 }
 
-// fileKindName names a file mode that a pack may not hold.
-func fileKindName(m fs.FileMode) string {
+// FileKindName names a file mode that a pack may not hold.
+func FileKindName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe"
@@ -217,8 +217,8 @@ func fileKindName(m fs.FileMode) string {
 	return "special file"
 }
 
-// validDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
-func validDigest(s string) bool {
+// ValidDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
+func ValidDigest(s string) bool {
 	hexPart, ok := strings.CutPrefix(s, DigestPrefix)
 	if !ok || len(hexPart) != 2*sha256.Size {
 		return false

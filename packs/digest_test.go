@@ -162,8 +162,8 @@ func TestValidDigest(t *testing.T) {
 		good[:10] + "A" + good[11:]: false,
 		"":                          false,
 	} {
-		if got := validDigest(s); got != want {
-			t.Errorf("validDigest(%q) = %v, want %v", s, got, want)
+		if got := ValidDigest(s); got != want {
+			t.Errorf("ValidDigest(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

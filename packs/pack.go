@@ -90,6 +90,11 @@ func Load(dir string, opt LoadOptions) (*Pack, error) {
 	return p, nil
 }
 
+// Inspect loads the pack folder as far as it reads and returns every
+// finding of Load. The pack is partial when a finding is an error, and nil
+// when the folder cannot be read.
+func Inspect(dir string, opt LoadOptions) (*Pack, []Finding) { return load(dir, opt) }
+
 // Validate returns every finding for the pack folder, errors and warnings,
 // including what it would ship (shipFindings): build output, and ignore
 // rules that exclude a file the pack needs.

@@ -201,9 +201,9 @@ func (s *Selection) checkReferences(p *Pack) error {
 	return nil
 }
 
-// selectFiles reads the selection of the pack folder dir and checks it
+// SelectFiles reads the selection of the pack folder dir and checks it
 // against the pack's own definition.
-func selectFiles(dir string) (*Selection, error) {
+func SelectFiles(dir string) (*Selection, error) {
 	sel, err := ReadSelection(dir)
 	if err != nil {
 		return nil, err
@@ -215,9 +215,9 @@ func selectFiles(dir string) (*Selection, error) {
 	return sel, nil
 }
 
-// walkSelected walks the pack folder dir like filepath.WalkDir, skipping what
+// WalkSelected walks the pack folder dir like filepath.WalkDir, skipping what
 // sel excludes; fn gets rel, slash-separated ("." for the root).
-func walkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEntry) error) error {
+func WalkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -239,11 +239,11 @@ func walkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEnt
 	})
 }
 
-// pruneExcluded deletes from the pack folder dir (an extracted archive) what
+// PruneExcluded deletes from the pack folder dir (an extracted archive) what
 // its selection excludes, so that an installed pack holds exactly what it
 // ships.
-func pruneExcluded(dir string) error {
-	sel, err := selectFiles(dir)
+func PruneExcluded(dir string) error {
+	sel, err := SelectFiles(dir)
 	if err != nil {
 		return err
 	}
@@ -330,7 +330,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, PackIgnoreFile)})
 		}
 	}
-	_ = walkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
+	_ = WalkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			for _, b := range buildDirs {
 				if d.Name() != b.name {
@@ -347,7 +347,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if target, err := os.Readlink(p); err == nil && !escaped && linkLeaves(rel, target) {
+			if target, err := os.Readlink(p); err == nil && !escaped && LinkLeaves(rel, target) {
 				out = append(out, Finding{Pack: pack, File: show(rel), Severity: SeverityError, Rule: "path-escape",
 					Message: fmt.Sprintf("symlink %s -> %s leaves the pack, and packs add refuses it: make it relative and inside the pack, or copy the file in", rel, target)})
 			}
@@ -363,4 +363,12 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			Message: fmt.Sprintf("%d more build outputs are not listed", builds-maxBuildFindings)})
 	}
 	return out
+}
+
+// LinkLeaves reports whether a symlink at slashRel (slash-separated,
+// relative to the pack) whose target is target points outside the pack:
+// the one rule that Stage (which refuses such a pack) and CheckShipped
+// (which packs validate reports) share.
+func LinkLeaves(slashRel, target string) bool {
+	return filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target)))
 }

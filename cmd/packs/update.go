@@ -12,7 +12,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 func (c *cli) updateCommand() *cobra.Command {
@@ -48,7 +48,7 @@ the key that signed the installed version is trusted for the new one.`,
 				return err
 			}
 			defer a.Close()
-			var entries []packs.LockEntry
+			var entries []dist.LockEntry
 			if len(args) == 1 {
 				e, err := a.Home.Entry(args[0])
 				if err != nil {
@@ -86,7 +86,7 @@ the key that signed the installed version is trusted for the new one.`,
 
 // updateOne fetches e's source again and installs it when it changed, with
 // the person's consent when it asks for more.
-func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes, allowUnpinned bool, signerFiles []string) error {
+func (c *cli) updateOne(ctx context.Context, a *app.App, e dist.LockEntry, yes, allowUnpinned bool, signerFiles []string) error {
 	if builtin.IsSource(e.Source) {
 		// A built-in comes with the binary: bring it to this binary's
 		// version (a no-op when it is).
@@ -107,7 +107,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		if err != nil {
 			return nil, err
 		}
-		files, err := packs.DiffTrees(dir, st.Pack.Dir)
+		files, err := dist.DiffTrees(dir, st.Pack.Dir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"archive/tar"
@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/packs-run/packs/packs"
 )
 
 func TestParseSource(t *testing.T) {
@@ -203,11 +205,11 @@ func TestStageGitBadInput(t *testing.T) {
 		err    error
 		says   string
 	}{
-		{base + ":tools", ErrInvalidPack, "no SKILL.md"},
-		{base + ":nowhere", ErrInvalidPack, `no folder "nowhere"`},
+		{base + ":tools", packs.ErrInvalidPack, "no SKILL.md"},
+		{base + ":nowhere", packs.ErrInvalidPack, `no folder "nowhere"`},
 		{base + "#nope", ErrRefNotFound, `no branch, tag or commit "nope" (it has: main, old, v1.0)`},
 		{base + "#deadbeefdead", ErrRefNotFound, "no commit deadbeefdead"},
-		{"git+file://" + filepath.ToSlash(empty), ErrInvalidPack, "empty repository"},
+		{"git+file://" + filepath.ToSlash(empty), packs.ErrInvalidPack, "empty repository"},
 		{"git+file:///no/such/repo.git", ErrFetch, "/no/such/repo.git"},
 		{"gopher://x/y", ErrSourceInvalid, "unknown scheme"},
 	}
@@ -306,7 +308,7 @@ func TestPackArchiveReproducible(t *testing.T) {
 	os.WriteFile(file, first, 0o644)
 	h := openTestHome(t, t.TempDir())
 	fromArchive := install(t, h, file)
-	folder, err := Digest(a)
+	folder, err := packs.Digest(a)
 	if err != nil {
 		t.Fatal(err)
 	}

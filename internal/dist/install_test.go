@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 // wasmHeader is the smallest valid WebAssembly module.
@@ -106,7 +107,7 @@ func TestInstallFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(h.PacksDir(), "weather")
-	want, err := Digest(dir)
+	want, err := packs.Digest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestInstallFolder(t *testing.T) {
 
 func TestInstallArchive(t *testing.T) {
 	src := writePack(t, t.TempDir(), "weather", "1.0.0")
-	wantDigest, err := Digest(src)
+	wantDigest, err := packs.Digest(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +202,8 @@ func TestStageRejects(t *testing.T) {
 	bad := writePack(t, parent, "bad", "1.0.0")
 	writeTree(t, bad, []treeFile{{path: "SKILL.md", body: "---\nname: bad\n---\nno description\n"}})
 	_, err := h.Stage(ctx, bad, StageOptions{})
-	var le *LoadError
-	if !errors.As(err, &le) || !errors.Is(err, ErrInvalidPack) {
+	var le *packs.LoadError
+	if !errors.As(err, &le) || !errors.Is(err, packs.ErrInvalidPack) {
 		t.Fatalf("invalid pack: got %v, want a *LoadError", err)
 	}
 	for _, f := range le.Findings {
@@ -239,7 +240,7 @@ func TestStageRejects(t *testing.T) {
 
 	escape := writePack(t, parent, "escape", "1.0.0")
 	os.Symlink("/etc/passwd", filepath.Join(escape, "docs", "passwd"))
-	if _, err := h.Stage(ctx, escape, StageOptions{}); !errors.Is(err, ErrPathEscape) {
+	if _, err := h.Stage(ctx, escape, StageOptions{}); !errors.Is(err, packs.ErrPathEscape) {
 		t.Errorf("symlink out of the pack: got %v, want ErrPathEscape", err)
 	}
 
@@ -331,7 +332,7 @@ func TestVerifyDetectsChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := h.Verify("weather")
-			if !errors.Is(err, ErrModified) {
+			if !errors.Is(err, packs.ErrModified) {
 				t.Fatalf("got %v, want ErrModified", err)
 			}
 			if got := errors.Is(err, fs.ErrNotExist); got != tt.missing {

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"archive/tar"
@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"time"
+
+	"github.com/packs-run/packs/packs"
 )
 
 // packEpoch is every entry's modification time in a packed archive.
@@ -26,7 +28,7 @@ var packEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // no name and no time. The bytes depend only on the pack's names, content
 // and execute bits, so packing a copy gives the same digest.
 func PackArchive(dir string, w io.Writer) (string, error) {
-	pk, err := Load(dir, LoadOptions{})
+	pk, err := packs.Load(dir, packs.LoadOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -35,9 +37,9 @@ func PackArchive(dir string, w io.Writer) (string, error) {
 		return "", err
 	}
 	if err := checkLinks(abs); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrPathEscape, err)
+		return "", fmt.Errorf("%w: %w", packs.ErrPathEscape, err)
 	}
-	sel, err := selectFiles(abs)
+	sel, err := packs.SelectFiles(abs)
 	if err != nil {
 		return "", fmt.Errorf("packs: pack %s: %w", dir, err)
 	}
@@ -50,7 +52,7 @@ func PackArchive(dir string, w io.Writer) (string, error) {
 	hdr := func(name string, typ byte, mode int64) *tar.Header {
 		return &tar.Header{Name: name, Typeflag: typ, Mode: mode, ModTime: packEpoch, Format: tar.FormatPAX}
 	}
-	err = walkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
+	err = packs.WalkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
 		name := path.Join(pk.Name, rel)
 		switch mode := d.Type(); {
 		case d.IsDir():
@@ -66,7 +68,7 @@ func PackArchive(dir string, w io.Writer) (string, error) {
 		case mode.IsRegular():
 			return packFile(tw, p, name, hdr)
 		default:
-			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", packs.ErrUnsupportedFile, p, packs.FileKindName(mode))
 		}
 	})
 	if err == nil {

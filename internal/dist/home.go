@@ -1,10 +1,8 @@
-package packs
+package dist
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/packs-run/packs/packs"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -25,9 +24,6 @@ import (
 var (
 	// ErrNotInstalled: no lock entry of that name.
 	ErrNotInstalled = errors.New("packs: not installed")
-	// ErrModified: the installed files no longer match their lock entry's
-	// integrity (or are gone). Such a pack must not run.
-	ErrModified = errors.New("packs: installed pack modified")
 )
 
 // Layout of the state directory.
@@ -97,7 +93,7 @@ type Home struct {
 	// packs.lock whose stamp is entriesOf: packs.lock is always replaced by
 	// a rename, so the same stamp is the same content (see racy).
 	mu        sync.Mutex
-	entriesOf Stamp
+	entriesOf packs.Stamp
 	entries   map[string]LockEntry
 
 	// index, when set (SetIndex), answers for packs.lock and the packs'
@@ -117,24 +113,13 @@ type Index interface {
 	// LockEntry returns the entry name of the packs.lock whose stamp is
 	// lock, and found false when it has none. known is false when the
 	// index does not hold that packs.lock: Home then reads the file.
-	LockEntry(lock Stamp, name string) (e LockEntry, found, known bool, err error)
+	LockEntry(lock packs.Stamp, name string) (e LockEntry, found, known bool, err error)
 	// FolderChecks returns the checks given to RecordFolderChecks, by
 	// pack name.
-	FolderChecks(ctx context.Context) (map[string]FolderCheck, error)
+	FolderChecks(ctx context.Context) (map[string]packs.FolderCheck, error)
 	// RecordFolderChecks keeps put, by pack name, and forgets the checks
 	// of the packs in drop.
-	RecordFolderChecks(ctx context.Context, put map[string]FolderCheck, drop []string) error
-}
-
-// FolderCheck is what hashing an installed pack's folder found: its
-// Digest, and the stamp of every file and symlink hashed, by
-// slash-separated path. A folder that later lists the same paths with the
-// same stamps holds the same content, as git's index assumes of a work
-// tree; Each then compares Digest with the lock entry without reading a
-// file.
-type FolderCheck struct {
-	Digest string
-	Stamps map[string]Stamp
+	RecordFolderChecks(ctx context.Context, put map[string]packs.FolderCheck, drop []string) error
 }
 
 // SetIndex makes h consult ix (see Index); nil stops it.
@@ -152,7 +137,7 @@ func (h *Home) getIndex() Index {
 
 // Settled reports whether the file stamp s is old enough to tell the file
 // from a rewrite of it (see racy): only settled stamps go to an Index.
-func (h *Home) Settled(s Stamp) bool { return !h.racy(s) }
+func (h *Home) Settled(s packs.Stamp) bool { return !h.racy(s) }
 
 // OpenHome opens the state directory dir, creating it and its layout with
 // mode 0700 when missing. It finishes or rolls back an install or remove
@@ -222,10 +207,10 @@ func (h *Home) ReadLock() (*Lockfile, error) { return ReadLock(h.LockPath()) }
 // reading packs.lock: looking up one pack costs the same with ten packs
 // installed or ten thousand.
 func (h *Home) Entry(name string) (LockEntry, error) {
-	var stamp Stamp
+	var stamp packs.Stamp
 	fi, statErr := os.Lstat(h.LockPath())
 	if statErr == nil {
-		stamp = StampOf(fi)
+		stamp = packs.StampOf(fi)
 		h.mu.Lock()
 		e, ok := h.entries[name]
 		if ok && h.entriesOf.Same(stamp) {
@@ -250,7 +235,7 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	if !ok {
 		return LockEntry{}, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 	}
-	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && StampOf(fi).Same(stamp) && !h.racy(stamp) {
+	if fi, err := os.Lstat(h.LockPath()); statErr == nil && err == nil && packs.StampOf(fi).Same(stamp) && !h.racy(stamp) {
 		// packs.lock did not change while it was read: remember the entry.
 		h.mu.Lock()
 		if !h.entriesOf.Same(stamp) {
@@ -263,16 +248,11 @@ func (h *Home) Entry(name string) (LockEntry, error) {
 	return e, nil
 }
 
-// stampTick is how far apart two changes of a file must be for their
-// stamps to differ on any file system packs runs on: file times advance in
-// ticks (two seconds on FAT).
-const stampTick = 2 * time.Second
-
 // racy reports whether a file's stamp is too recent to tell it from a
 // rewrite: a new file written within the same tick as the old one, with
 // the same size, could reuse its inode and so its whole stamp. Git's index
 // treats such "racily clean" entries the same way: it does not trust them.
-func (h *Home) racy(s Stamp) bool { return !s.settledBefore(h.now()) }
+func (h *Home) racy(s packs.Stamp) bool { return !s.SettledBefore(h.now()) }
 
 // Verify checks that the installed files of pack name still have the
 // integrity its lock entry records. It returns an error wrapping
@@ -289,15 +269,15 @@ func (h *Home) Verify(name string) error {
 // same folder through c (the runtime's, at every call) hashes no file that
 // has not changed since. It returns the lock entry it checked against and
 // the content found. A nil c hashes every file.
-func (h *Home) VerifyContent(c *ContentCache, name string) (LockEntry, Content, error) {
+func (h *Home) VerifyContent(c *packs.ContentCache, name string) (LockEntry, packs.Content, error) {
 	unlock, err := h.lock(context.Background(), false)
 	if err != nil {
-		return LockEntry{}, Content{}, err
+		return LockEntry{}, packs.Content{}, err
 	}
 	defer unlock()
 	e, err := h.Entry(name)
 	if err != nil {
-		return LockEntry{}, Content{}, err
+		return LockEntry{}, packs.Content{}, err
 	}
 	got, err := h.verifyEntry(c, e)
 	return e, got, err
@@ -326,7 +306,7 @@ func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error)
 	if err != nil {
 		return err
 	}
-	var known map[string]FolderCheck
+	var known map[string]packs.FolderCheck
 	ix := h.getIndex()
 	if ix != nil {
 		if known, err = ix.FolderChecks(ctx); err != nil {
@@ -336,7 +316,7 @@ func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error)
 	}
 	var (
 		mu  sync.Mutex
-		put = map[string]FolderCheck{}
+		put = map[string]packs.FolderCheck{}
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(goruntime.GOMAXPROCS(0))
@@ -382,68 +362,32 @@ func (h *Home) Each(ctx context.Context, fn func(i int, e LockEntry, verr error)
 // all kept their stamps. It returns the check to record, or nil when there
 // is nothing new or its stamps are not settled yet. The caller holds the
 // lock.
-func (h *Home) checkFolder(e LockEntry, known FolderCheck) (*FolderCheck, error) {
+func (h *Home) checkFolder(e LockEntry, known packs.FolderCheck) (*packs.FolderCheck, error) {
 	dir, err := h.PackDir(e.Name)
 	if err != nil {
 		return nil, err
 	}
 	// A file changed after start gets a stamp a tick newer than one
 	// settled before start: stamps settled before it can be recorded.
-	start := h.now()
-	entries, err := digestEntries(dir)
-	var digest string
-	var fresh *FolderCheck
-	switch {
-	case err != nil:
-	case known.Digest != "" && sameStamps(known.Stamps, entries):
-		digest = known.Digest
-	default:
-		hsh := sha256.New()
-		if err = digestTo(hsh, dir, entries, nil, nil); err != nil {
-			break
-		}
-		digest = DigestPrefix + hex.EncodeToString(hsh.Sum(nil))
-		fresh = &FolderCheck{Digest: digest, Stamps: make(map[string]Stamp, len(entries))}
-		for _, de := range entries {
-			if !de.stamp.settledBefore(start) {
-				fresh = nil
-				break
-			}
-			fresh.Stamps[de.rel] = de.stamp
-		}
-	}
+	digest, fresh, err := known.Check(dir, h.now())
 	return fresh, h.compareDigest(e, dir, digest, err)
-}
-
-// sameStamps reports whether entries are exactly the paths of stamps, each
-// with its stamp.
-func sameStamps(stamps map[string]Stamp, entries []digestEntry) bool {
-	if len(stamps) != len(entries) {
-		return false
-	}
-	for _, de := range entries {
-		if s, ok := stamps[de.rel]; !ok || !s.Same(de.stamp) {
-			return false
-		}
-	}
-	return true
 }
 
 // verifyEntry checks the folder of e against e.Integrity. The caller holds
 // the lock.
-func (h *Home) verifyEntry(c *ContentCache, e LockEntry) (Content, error) {
+func (h *Home) verifyEntry(c *packs.ContentCache, e LockEntry) (packs.Content, error) {
 	dir, err := h.PackDir(e.Name)
 	if err != nil {
-		return Content{}, err
+		return packs.Content{}, err
 	}
-	var got Content
+	var got packs.Content
 	if c != nil {
 		got, err = c.Read(dir)
 	} else {
-		got.Digest, err = Digest(dir)
+		got.Digest, err = packs.Digest(dir)
 	}
 	if err := h.compareDigest(e, dir, got.Digest, err); err != nil {
-		return Content{}, err
+		return packs.Content{}, err
 	}
 	return got, nil
 }
@@ -453,11 +397,11 @@ func (h *Home) verifyEntry(c *ContentCache, e LockEntry) (Content, error) {
 func (h *Home) compareDigest(e LockEntry, dir, digest string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s: its folder %s is missing: %w", ErrModified, e.Name, dir, err)
+		return fmt.Errorf("%w: %s: its folder %s is missing: %w", packs.ErrModified, e.Name, dir, err)
 	case err != nil:
-		return fmt.Errorf("%w: %s: %w", ErrModified, e.Name, err)
+		return fmt.Errorf("%w: %s: %w", packs.ErrModified, e.Name, err)
 	case subtle.ConstantTimeCompare([]byte(digest), []byte(e.Integrity)) != 1:
-		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", ErrModified, e.Name, dir, e.Integrity, digest)
+		return fmt.Errorf("%w: %s: the files in %s no longer match packs.lock (%s, found %s)", packs.ErrModified, e.Name, dir, e.Integrity, digest)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"archive/tar"
@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/packs-run/packs/packs"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -305,7 +306,7 @@ func readBundle(file, dir string, lim ArchiveLimits) (*bundleManifest, *Lockfile
 		return nil, nil, fmt.Errorf("%w: bundle version %d (this packs reads %d)", ErrBundleInvalid, man.Version, bundleVersion)
 	}
 	for _, p := range man.Packs {
-		if !validDirName(p.Name) || !validDigest(p.Archive) || !seen["packs/"+p.Name+".tar.gz"] {
+		if !validDirName(p.Name) || !packs.ValidDigest(p.Archive) || !seen["packs/"+p.Name+".tar.gz"] {
 			return nil, nil, fmt.Errorf("%w: bundle.toml names %q without its archive", ErrBundleInvalid, p.Name)
 		}
 	}

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 // Errors from installing. Check them with errors.Is.
@@ -27,7 +27,7 @@ var (
 
 // StageOptions configure Home.Stage.
 type StageOptions struct {
-	Load   LoadOptions
+	Load   packs.LoadOptions
 	Limits ArchiveLimits // for archive sources; zero fields mean the defaults
 }
 
@@ -35,12 +35,12 @@ type StageOptions struct {
 // waiting for Commit (install it) or Discard. What Commit installs is
 // exactly what was loaded here: the source is not read again.
 type Staged struct {
-	Pack      *Pack     // loaded from the staged copy
-	Source    string    // "file:///abs/path" of the folder or archive
-	Integrity string    // Digest of the staged copy
-	Findings  []Finding // warnings, with files named as in the source
-	Resolved  string    // LockEntry.Resolved: set by StageSource
-	Signer    string    // LockEntry.Signer: set by StageSource
+	Pack      *packs.Pack     // loaded from the staged copy
+	Source    string          // "file:///abs/path" of the folder or archive
+	Integrity string          // Digest of the staged copy
+	Findings  []packs.Finding // warnings, with files named as in the source
+	Resolved  string          // LockEntry.Resolved: set by StageSource
+	Signer    string          // LockEntry.Signer: set by StageSource
 
 	home    *Home
 	root    string // tmp/stage-XXXX, locked while the Staged lives
@@ -146,7 +146,7 @@ func (s *Staged) extract(abs string, lim ArchiveLimits) error {
 	}
 	// An archive packs pack made holds only what the pack ships; one made
 	// by hand may hold more, which is not installed either.
-	if err := pruneExcluded(s.dir); err != nil {
+	if err := packs.PruneExcluded(s.dir); err != nil {
 		return fmt.Errorf("packs: add %s: %w", abs, err)
 	}
 	return nil
@@ -155,21 +155,21 @@ func (s *Staged) extract(abs string, lim ArchiveLimits) error {
 // load loads and validates the staged copy, computes its integrity and
 // flushes it to stable storage.
 // display replaces the staging folder in finding file names.
-func (s *Staged) load(display string, opt LoadOptions) error {
-	p, err := Load(s.dir, opt)
-	var le *LoadError
+func (s *Staged) load(display string, opt packs.LoadOptions) error {
+	p, err := packs.Load(s.dir, opt)
+	var le *packs.LoadError
 	if errors.As(err, &le) {
-		return &LoadError{Findings: s.rename(le.Findings, display)}
+		return &packs.LoadError{Findings: s.rename(le.Findings, display)}
 	}
 	if err != nil {
 		return err
 	}
 	if base := filepath.Base(s.dir); p.Name != base {
-		return fmt.Errorf("%w: the pack is named %q but its folder is %q: rename one to match", ErrInvalidPack, p.Name, base)
+		return fmt.Errorf("%w: the pack is named %q but its folder is %q: rename one to match", packs.ErrInvalidPack, p.Name, base)
 	}
 	s.Pack = p
 	s.Findings = s.rename(p.Findings, display)
-	if s.Integrity, err = Digest(s.dir); err != nil {
+	if s.Integrity, err = packs.Digest(s.dir); err != nil {
 		return err
 	}
 	// Commit renames this tree into place: its content must be on stable
@@ -178,8 +178,8 @@ func (s *Staged) load(display string, opt LoadOptions) error {
 }
 
 // rename rewrites the staged folder in finding file names to display.
-func (s *Staged) rename(in []Finding, display string) []Finding {
-	out := make([]Finding, len(in))
+func (s *Staged) rename(in []packs.Finding, display string) []packs.Finding {
+	out := make([]packs.Finding, len(in))
 	for i, f := range in {
 		switch rel, err := filepath.Rel(s.dir, f.File); {
 		case err == nil && rel == ".":
@@ -311,11 +311,11 @@ func archiveBase(p string) string {
 // it ships (Selection: no .git folders, nothing its ignore files exclude). Symlinks are copied as links and must resolve
 // inside the pack; anything but files, folders and symlinks is refused.
 func copyTree(ctx context.Context, src, dst string) error {
-	sel, err := selectFiles(src)
+	sel, err := packs.SelectFiles(src)
 	if err != nil {
 		return fmt.Errorf("packs: copy %s: %w", src, err)
 	}
-	err = walkSelected(src, sel, func(p, slashRel string, d fs.DirEntry) error {
+	err = packs.WalkSelected(src, sel, func(p, slashRel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -331,31 +331,23 @@ func copyTree(ctx context.Context, src, dst string) error {
 			if err != nil {
 				return err
 			}
-			if linkLeaves(slashRel, target) {
-				return fmt.Errorf("%w: symlink %s -> %s leaves the pack: make it relative and inside the pack", ErrPathEscape, slashRel, target)
+			if packs.LinkLeaves(slashRel, target) {
+				return fmt.Errorf("%w: symlink %s -> %s leaves the pack: make it relative and inside the pack", packs.ErrPathEscape, slashRel, target)
 			}
 			return os.Symlink(target, to)
 		default:
-			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", packs.ErrUnsupportedFile, p, packs.FileKindName(mode))
 		}
 	})
 	if err == nil {
 		if lerr := checkLinks(dst); lerr != nil {
-			err = fmt.Errorf("%w: %w", ErrPathEscape, lerr)
+			err = fmt.Errorf("%w: %w", packs.ErrPathEscape, lerr)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("packs: copy %s: %w", src, err)
 	}
 	return nil
-}
-
-// linkLeaves reports whether a symlink at slashRel (slash-separated,
-// relative to the pack) whose target is target points outside the pack:
-// the one rule that Stage (which refuses such a pack) and CheckShipped
-// (which packs validate reports) share.
-func linkLeaves(slashRel, target string) bool {
-	return filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target)))
 }
 
 // copyFile copies one regular file, keeping only its execute bit.

@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 // LockVersion is the lockfile format this package reads and writes.
@@ -297,7 +298,7 @@ func ParseLock(file string, data []byte) (*Lockfile, error) {
 			return nil, fail(at, "lock-missing-field", "pack %q has no source: reinstall it with packs add", *d.Name)
 		case d.Integrity == nil:
 			return nil, fail(at, "lock-missing-field", "pack %q has no integrity: reinstall it with packs add", *d.Name)
-		case !validDigest(*d.Integrity):
+		case !packs.ValidDigest(*d.Integrity):
 			return nil, fail(field("integrity"), "lock-integrity", "pack %q: integrity must be \"sha256:\" and 64 lower-case hex digits: reinstall it with packs add", *d.Name)
 		case d.Installed == nil:
 			return nil, fail(at, "lock-missing-field", "pack %q has no installed time: reinstall it with packs add", *d.Name)

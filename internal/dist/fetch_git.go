@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/packs-run/packs/packs"
 )
 
 // commitPrefix is a #REF that names a commit: 4 to 40 hex digits. Such a
@@ -48,7 +49,7 @@ func fetchGit(ctx context.Context, src Source, tmp string, lim ArchiveLimits) (s
 	refs, err := remote.ListContext(ctx, &git.ListOptions{})
 	if err != nil {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return fail(fmt.Errorf("%w: %s is an empty repository: push the pack first", ErrInvalidPack, src.URL))
+			return fail(fmt.Errorf("%w: %s is an empty repository: push the pack first", packs.ErrInvalidPack, src.URL))
 		}
 		return fail(fmt.Errorf("%w: %s: %w", ErrFetch, src.URL, err))
 	}
@@ -75,7 +76,7 @@ func fetchGit(ctx context.Context, src Source, tmp string, lim ArchiveLimits) (s
 	}
 	if src.Subdir != "" {
 		if tree, err = tree.Tree(src.Subdir); err != nil {
-			return fail(fmt.Errorf("%w: there is no folder %q at commit %s: name the folder that holds SKILL.md", ErrInvalidPack, src.Subdir, commit.Hash.String()[:12]))
+			return fail(fmt.Errorf("%w: there is no folder %q at commit %s: name the folder that holds SKILL.md", packs.ErrInvalidPack, src.Subdir, commit.Hash.String()[:12]))
 		}
 	}
 	out := filepath.Join(tmp, ".checkout") // not a pack name: nameFetched renames it
@@ -216,10 +217,10 @@ func writeGitTree(ctx context.Context, repo *git.Repository, tree *object.Tree, 
 			}
 			continue
 		case filemode.Submodule:
-			return fmt.Errorf("%w: %s is a git submodule: a pack must hold its files itself", ErrUnsupportedFile, name)
+			return fmt.Errorf("%w: %s is a git submodule: a pack must hold its files itself", packs.ErrUnsupportedFile, name)
 		case filemode.Regular, filemode.Deprecated, filemode.Executable, filemode.Symlink:
 		default:
-			return fmt.Errorf("%w: %s has git mode %s", ErrUnsupportedFile, name, e.Mode)
+			return fmt.Errorf("%w: %s has git mode %s", packs.ErrUnsupportedFile, name, e.Mode)
 		}
 		blob, err := repo.BlobObject(e.Hash)
 		if err != nil {
@@ -275,13 +276,13 @@ func writeFileFrom(to string, perm os.FileMode, r io.Reader) error {
 // one, after the subfolder or the repository. It returns the new path. A
 // folder with no entry doc is ErrInvalidPack with one clear line.
 func nameFetched(dir, subdir, repoURL string) (string, error) {
-	p, _ := load(dir, LoadOptions{})
+	p, _ := packs.Inspect(dir, packs.LoadOptions{})
 	if p == nil || p.EntryDoc == "" || p.Frontmatter.Name == "" {
 		where := "the repository root"
 		if subdir != "" {
 			where = "folder " + subdir
 		}
-		return "", fmt.Errorf("%w: no pack in %s: it has no SKILL.md with a name in its frontmatter (name the pack's folder with :SUBDIR)", ErrInvalidPack, where)
+		return "", fmt.Errorf("%w: no pack in %s: it has no SKILL.md with a name in its frontmatter (name the pack's folder with :SUBDIR)", packs.ErrInvalidPack, where)
 	}
 	name := p.Name
 	if !validDirName(name) {
@@ -291,7 +292,7 @@ func nameFetched(dir, subdir, repoURL string) (string, error) {
 		}
 	}
 	if !validDirName(name) {
-		return "", fmt.Errorf("%w: %q cannot be a pack folder name", ErrInvalidPack, name)
+		return "", fmt.Errorf("%w: %q cannot be a pack folder name", packs.ErrInvalidPack, name)
 	}
 	to := filepath.Join(filepath.Dir(dir), name)
 	if err := os.Rename(dir, to); err != nil {

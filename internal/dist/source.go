@@ -1,4 +1,4 @@
-package packs
+package dist
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/packs-run/packs/packs"
 	"oras.land/oras-go/v2/registry"
 )
 
@@ -233,9 +234,9 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 	}
 	s, err := h.Stage(ctx, local, opt)
 	if err != nil {
-		var le *LoadError
+		var le *packs.LoadError
 		if errors.As(err, &le) {
-			return nil, &LoadError{Findings: renameFindings(le.Findings, local, source)}
+			return nil, &packs.LoadError{Findings: renameFindings(le.Findings, local, source)}
 		}
 		return nil, fmt.Errorf("%w (from %s)", err, source)
 	}
@@ -250,8 +251,8 @@ func (h *Home) StageSource(ctx context.Context, source string, opt StageOptions,
 }
 
 // renameFindings shows the fetched copy's files under the source's name.
-func renameFindings(in []Finding, local, source string) []Finding {
-	out := make([]Finding, len(in))
+func renameFindings(in []packs.Finding, local, source string) []packs.Finding {
+	out := make([]packs.Finding, len(in))
 	for i, f := range in {
 		if rest, ok := strings.CutPrefix(f.File, local); ok {
 			f.File = source + rest

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || openbsd || netbsd || dragonfly)
 
-package packs
+package dist
 
 import "os"
 

@@ -1,10 +1,12 @@
-package packs
+package dist
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/packs-run/packs/packs"
 )
 
 // TestHexRefIsACommit: a #REF that looks like a commit resolves as a
@@ -66,13 +68,13 @@ func TestValidateRefusesEscapingSymlink(t *testing.T) {
 		if err := os.Symlink(target, filepath.Join(dir, "docs-link")); err != nil {
 			t.Fatal(err)
 		}
-		p, err := Load(dir, LoadOptions{})
+		p, err := packs.Load(dir, packs.LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var rules []string
-		for _, f := range CheckShipped(dir, p, nil) {
-			if f.Severity == SeverityError {
+		for _, f := range packs.CheckShipped(dir, p, nil) {
+			if f.Severity == packs.SeverityError {
 				rules = append(rules, f.Rule)
 			}
 		}
@@ -80,7 +82,7 @@ func TestValidateRefusesEscapingSymlink(t *testing.T) {
 			t.Errorf("symlink to %s: errors %v, want [path-escape]", target, rules)
 		}
 		h := openTestHome(t, t.TempDir())
-		if _, err := h.Stage(t.Context(), dir, StageOptions{}); !errors.Is(err, ErrPathEscape) {
+		if _, err := h.Stage(t.Context(), dir, StageOptions{}); !errors.Is(err, packs.ErrPathEscape) {
 			t.Errorf("Stage with a symlink to %s: err = %v, want ErrPathEscape", target, err)
 		}
 	}
