@@ -132,8 +132,8 @@ func (e *LoadError) Error() string {
 // Unwrap returns ErrInvalidPack.
 func (e *LoadError) Unwrap() error { return ErrInvalidPack }
 
-// hasErrors reports whether any finding is an error.
-func hasErrors(fs []Finding) bool {
+// HasErrors reports whether a finding of fs is an error.
+func HasErrors(fs []Finding) bool {
 	for _, f := range fs {
 		if f.Severity == SeverityError {
 			return true

@@ -83,7 +83,7 @@ type LoadOptions struct {
 // warnings are in Pack.Findings.
 func Load(dir string, opt LoadOptions) (*Pack, error) {
 	p, fs := load(dir, opt)
-	if hasErrors(fs) {
+	if HasErrors(fs) {
 		return nil, &LoadError{Findings: fs}
 	}
 	p.Findings = fs
@@ -194,6 +194,16 @@ func readEntry(dir string, entry entryChoice, file, folder string, maxBytes int6
 // readSmall reads a pack file that is read whole (skill.toml, tools.json).
 // It reports false when the file does not exist or cannot be read; the
 // latter is a finding.
+// ReadPackFile reads the small file rel of the pack folder dir, which
+// findings name file, as Load reads skill.toml and tools.json: a regular
+// file inside the pack, at most limit bytes. ok is false when the file is
+// missing (no finding) or cannot be read (a finding says why).
+func ReadPackFile(dir, rel, file string, limit int64) (doc []byte, ok bool, findings []Finding) {
+	rep := &reporter{}
+	doc, ok = readSmall(dir, rel, file, limit, rep)
+	return doc, ok, rep.list
+}
+
 func readSmall(dir, rel, file string, limit int64, rep *reporter) ([]byte, bool) {
 	p := filepath.Join(dir, rel)
 	fi, err := os.Lstat(p)

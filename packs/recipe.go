@@ -443,7 +443,7 @@ func parseRecipe(doc []byte, file string, cx recipeContext, rep *reporter) (r *R
 	rp := &recipeParser{file: file, cx: cx, rep: rep, lm: newYAMLLines(doc)}
 	before := len(rep.list)
 	defer func() {
-		if hasErrors(rep.list[before:]) {
+		if HasErrors(rep.list[before:]) {
 			r = nil
 		}
 	}()
@@ -996,7 +996,7 @@ func (p *recipeParser) expect(n *yaml.Node) (Expect, bool) {
 	if ok && e.Contains != "" && e.JSONPath == "" {
 		p.errorf(n, "recipe-expect", "contains looks inside json_path's values: add json_path, or use output_contains")
 	}
-	return e, ok && !hasErrors(p.rep.list[before:])
+	return e, ok && !HasErrors(p.rep.list[before:])
 }
 
 // parseJSONPath parses an RFC 9535 JSONPath; a path that starts with "."

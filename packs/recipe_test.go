@@ -386,10 +386,10 @@ func FuzzRecipe(f *testing.F) {
 		rep := &reporter{}
 		r := parseRecipe(doc, "r.yaml", cx, rep)
 		checkFindings(t, doc, rep.list)
-		if r != nil && hasErrors(rep.list) {
+		if r != nil && HasErrors(rep.list) {
 			t.Fatalf("a recipe with errors: %v", rep.list)
 		}
-		if r == nil && !hasErrors(rep.list) {
+		if r == nil && !HasErrors(rep.list) {
 			t.Fatal("no recipe and no error")
 		}
 	})
@@ -480,7 +480,7 @@ func FuzzRecipeTests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		cases, fs := ParseRecipeTests(doc, "t.yaml", nil)
 		checkFindings(t, doc, fs)
-		if cases != nil && hasErrors(fs) {
+		if cases != nil && HasErrors(fs) {
 			t.Fatal("cases with errors")
 		}
 	})
@@ -596,4 +596,18 @@ func FuzzParamValues(f *testing.F) {
 			t.Fatalf("Bind(%v) = %s: not JSON", values, out)
 		}
 	})
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		p, s string
+		want bool
+	}{
+		{"a", "a", true}, {"a", "ab", false}, {"*", "", true}, {"https://x/*", "https://x/a/b", true},
+		{"*.example.com:443*", "api.example.com:443 (1.2.3.4)", true}, {"a*b*c", "abc", true}, {"a*b*c", "acb", false},
+	} {
+		if got := GlobMatch(tc.p, tc.s); got != tc.want {
+			t.Errorf("GlobMatch(%q, %q) = %v, want %v", tc.p, tc.s, got, tc.want)
+		}
+	}
 }

@@ -99,7 +99,7 @@ func TestDeclarationsGranted(t *testing.T) {
 func TestTemplateMatchDenied(t *testing.T) {
 	dir, _ := declPack(t)
 	d, fs := parseDecl(t, dir, `{"templates": [{"uri_template": "data://decl/{id}/x", "file": "data/{id}.txt"}]}`)
-	if hasErrors(fs) {
+	if HasErrors(fs) {
 		t.Fatal(fs)
 	}
 	tmpl := d.Templates[0]
@@ -231,7 +231,7 @@ func FuzzDeclarations(f *testing.F) {
 		rep := &reporter{}
 		d := parseDeclarations(doc, "resources.json", dir, rep)
 		checkFindings(t, doc, rep.list)
-		if hasErrors(rep.list) || d == nil {
+		if HasErrors(rep.list) || d == nil {
 			return
 		}
 		for _, r := range d.Resources {

@@ -1,4 +1,4 @@
-package packs
+package author
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 const goodTests = `cases:
@@ -92,7 +93,7 @@ func TestParseTestsRefuses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, fs := ParseTests("t.yaml", []byte(tc.doc))
-			if got != nil || !hasErrors(fs) {
+			if got != nil || !packs.HasErrors(fs) {
 				t.Fatalf("cases = %v, findings = %v; want no case and an error", got, fs)
 			}
 			var all []string
@@ -116,7 +117,7 @@ func TestLoadTests(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "tests", "a.yml"), []byte("cases:\n  - {name: first, tool: t}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "tests", "notes.md"), []byte("not a test"), 0o644)
 	// Spec 001's recipe tests have their own format and runner.
-	os.WriteFile(filepath.Join(dir, filepath.FromSlash(RecipeTestFile)), []byte("test_cases:\n  - name: x\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, filepath.FromSlash(packs.RecipeTestFile)), []byte("test_cases:\n  - name: x\n"), 0o644)
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "tests", "c.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -129,20 +130,6 @@ func TestLoadTests(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
-	for _, tc := range []struct {
-		p, s string
-		want bool
-	}{
-		{"a", "a", true}, {"a", "ab", false}, {"*", "", true}, {"https://x/*", "https://x/a/b", true},
-		{"*.example.com:443*", "api.example.com:443 (1.2.3.4)", true}, {"a*b*c", "abc", true}, {"a*b*c", "acb", false},
-	} {
-		if got := globMatch(tc.p, tc.s); got != tc.want {
-			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.p, tc.s, got, tc.want)
-		}
-	}
-}
-
 // FuzzParseTests: the test-file parser never panics, and every case it
 // returns is well formed.
 func FuzzParseTests(f *testing.F) {
@@ -151,7 +138,7 @@ func FuzzParseTests(f *testing.F) {
 	f.Add([]byte("cases: &a [*a]\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		cases, fs := ParseTests("t.yaml", doc)
-		if len(cases) > 0 && hasErrors(fs) {
+		if len(cases) > 0 && packs.HasErrors(fs) {
 			t.Fatal("cases returned alongside errors")
 		}
 		for _, c := range cases {

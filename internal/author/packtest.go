@@ -1,4 +1,4 @@
-package packs
+package author
 
 import (
 	"bytes"
@@ -18,13 +18,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/packs"
 )
 
 // A pack's own tests live in tests/*.yaml (docs/authoring.md, "Testing a
 // pack"). Each file holds a list of cases; each case calls one tool with
 // an input, under a grant, with host effects faked, and says what must
 // come back and which capabilities must have been exercised. This file
-// parses them; internal/author runs them through the runtime pipeline.
+// parses them; Test (test.go) runs them through the runtime pipeline.
 //
 // Findings use these rule ids, all errors:
 //
@@ -118,7 +119,7 @@ type ExpectedExercise struct {
 // Matches reports whether e matches the expectation.
 func (x ExpectedExercise) Matches(e capability.Exercise) bool {
 	return e.Capability == x.Capability && (x.Allowed == nil || *x.Allowed == e.Allowed) &&
-		(x.Resource == "" || globMatch(x.Resource, e.Resource))
+		(x.Resource == "" || packs.GlobMatch(x.Resource, e.Resource))
 }
 
 // String renders the expectation for a report.
@@ -135,26 +136,6 @@ func (x ExpectedExercise) String() string {
 		s += " (denied)"
 	}
 	return s
-}
-
-// globMatch matches s against a pattern where "*" is any run of characters.
-func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(p):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // The YAML shapes, decoded strictly.
@@ -245,11 +226,11 @@ func (y *yamlStrings) UnmarshalYAML(n *yaml.Node) error {
 // LoadTests reads every tests/*.yaml (and *.yml) of the pack in dir, in
 // name order, but RecipeTestFile. dir is the folder as the caller names it, for findings. A
 // pack without tests/ has no cases and no findings.
-func LoadTests(dir string) ([]TestCase, []Finding) {
+func LoadTests(dir string) ([]TestCase, []packs.Finding) {
 	rep := &reporter{}
-	root, err := SafeJoin(dir, TestsDir)
+	root, err := packs.SafeJoin(dir, TestsDir)
 	if err != nil {
-		rep.errorf(filepath.Join(dir, TestsDir), 0, "path-escape", "%v: make tests/ a folder inside the pack", why(err))
+		rep.errorf(filepath.Join(dir, TestsDir), 0, "path-escape", "%v: make tests/ a folder inside the pack", strings.TrimPrefix(err.Error(), "packs: "))
 		return nil, rep.list
 	}
 	entries, err := os.ReadDir(root)
@@ -267,10 +248,11 @@ func LoadTests(dir string) ([]TestCase, []Finding) {
 			continue
 		}
 		rel := TestsDir + "/" + e.Name()
-		if rel == RecipeTestFile {
-			continue // spec 001's recipe tests: ParseRecipeTests reads them
+		if rel == packs.RecipeTestFile {
+			continue // spec 001's recipe tests: packs.ParseRecipeTests reads them
 		}
-		doc, ok := readSmall(dir, rel, filepath.Join(dir, rel), maxTestFileBytes, rep)
+		doc, ok, fs := packs.ReadPackFile(dir, rel, filepath.Join(dir, rel), maxTestFileBytes)
+		rep.list = append(rep.list, fs...)
 		if !ok {
 			continue
 		}
@@ -284,13 +266,13 @@ func LoadTests(dir string) ([]TestCase, []Finding) {
 // ParseTests parses one test file. It returns the cases that parsed
 // cleanly and a finding for each problem; a file with findings should not
 // be run.
-func ParseTests(file string, doc []byte) (cases []TestCase, findings []Finding) {
+func ParseTests(file string, doc []byte) (cases []TestCase, findings []packs.Finding) {
 	rep := &reporter{}
 	defer func() {
 		// yaml.v3 reads untrusted input here: a panic inside it is a finding.
 		if r := recover(); r != nil {
 			cases = nil
-			findings = append(rep.list, Finding{File: file, Severity: SeverityError, Rule: "test-syntax", Message: fmt.Sprintf("the YAML parser failed on this file: %v", r)})
+			findings = append(rep.list, packs.Finding{File: file, Severity: packs.SeverityError, Rule: "test-syntax", Message: fmt.Sprintf("the YAML parser failed on this file: %v", r)})
 		}
 	}()
 	var d testDoc
@@ -301,7 +283,7 @@ func ParseTests(file string, doc []byte) (cases []TestCase, findings []Finding) 
 			rep.errorf(file, 0, "test-syntax", "the file is empty: write cases: [...] (see docs/authoring.md)")
 			return nil, rep.list
 		}
-		rep.errorf(file, yamlErrLine(err), "test-syntax", "%s: fix it (the format is in docs/authoring.md)", strings.TrimPrefix(err.Error(), "yaml: "))
+		rep.errorf(file, packs.YAMLErrorLine(err), "test-syntax", "%s: fix it (the format is in docs/authoring.md)", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil, rep.list
 	}
 	lines := caseLines(doc)
@@ -328,7 +310,7 @@ func ParseTests(file string, doc []byte) (cases []TestCase, findings []Finding) 
 			cases = append(cases, tc)
 		}
 	}
-	if hasErrors(rep.list) {
+	if packs.HasErrors(rep.list) {
 		return nil, rep.list
 	}
 	return cases, rep.list
@@ -492,4 +474,11 @@ func caseLines(doc []byte) []int {
 		}
 	}
 	return nil
+}
+
+// reporter collects the findings of the test files, all errors.
+type reporter struct{ list []packs.Finding }
+
+func (r *reporter) errorf(file string, line int, rule, format string, args ...any) {
+	r.list = append(r.list, packs.Finding{File: file, Line: line, Severity: packs.SeverityError, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
