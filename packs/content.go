@@ -140,7 +140,7 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 		return Content{}, err
 	}
 	fresh := &cachedContent{stamps: make(map[string]Stamp, len(entries)), kept: kept,
-		content: Content{Digest: DigestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
+		content: Content{Digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
 	for _, e := range entries {
 		fresh.stamps[e.rel] = e.stamp
 	}
@@ -244,7 +244,7 @@ func (c FolderCheck) Check(dir string, start time.Time) (digest string, fresh *F
 		if err = digestTo(hsh, dir, entries, nil, nil); err != nil {
 			break
 		}
-		digest = DigestPrefix + hex.EncodeToString(hsh.Sum(nil))
+		digest = digestPrefix + hex.EncodeToString(hsh.Sum(nil))
 		fresh = &FolderCheck{Digest: digest, Stamps: make(map[string]Stamp, len(entries))}
 		for _, de := range entries {
 			if !de.stamp.SettledBefore(start) {

@@ -16,8 +16,8 @@ import (
 	"sync"
 )
 
-// DigestPrefix starts every integrity string: "sha256:" and 64 hex digits.
-const DigestPrefix = "sha256:"
+// digestPrefix starts every integrity string: "sha256:" and 64 hex digits.
+const digestPrefix = "sha256:"
 
 // ErrUnsupportedFile is wrapped by errors about a pack entry that is neither
 // a regular file, a directory nor a symlink (a device, a FIFO, a socket).
@@ -41,7 +41,7 @@ func Digest(dir string) (string, error) {
 	if err := digestTo(h, dir, entries, nil, nil); err != nil {
 		return "", err
 	}
-	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // digestEntry is one file or symlink of the canonical content.
@@ -219,7 +219,7 @@ func FileKindName(m fs.FileMode) string {
 
 // ValidDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
 func ValidDigest(s string) bool {
-	hexPart, ok := strings.CutPrefix(s, DigestPrefix)
+	hexPart, ok := strings.CutPrefix(s, digestPrefix)
 	if !ok || len(hexPart) != 2*sha256.Size {
 		return false
 	}

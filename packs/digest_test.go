@@ -153,7 +153,7 @@ func TestDigestMissing(t *testing.T) {
 }
 
 func TestValidDigest(t *testing.T) {
-	good := DigestPrefix + hex.EncodeToString(make([]byte, 32))
+	good := digestPrefix + hex.EncodeToString(make([]byte, 32))
 	for s, want := range map[string]bool{
 		good:                        true,
 		good[:len(good)-1]:          false,

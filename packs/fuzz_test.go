@@ -274,7 +274,7 @@ func FuzzAllowedTools(f *testing.F) {
 		if len(entries) > maxAllowedTools {
 			t.Fatalf("%d entries, over %d", len(entries), maxAllowedTools)
 		}
-		for _, tm := range MapAllowedTools(entries) {
+		for _, tm := range mapAllowedTools(entries) {
 			if tm.Entry == "" || strings.ContainsAny(tm.Entry, " \t\n,") && !strings.Contains(tm.Entry, "(") {
 				t.Fatalf("entry %q from %q", tm.Entry, s)
 			}

@@ -31,12 +31,12 @@ type Pack struct {
 	Declarations *Declarations
 
 	// fromFrontmatter is what the entry doc's allowed-tools stand for
-	// (MapAllowedTools), the request of a pack without skill.toml.
+	// (mapAllowedTools), the request of a pack without skill.toml.
 	fromFrontmatter capability.Request
 }
 
 // Request is what the pack asks for: the manifest's capabilities; without
-// a manifest, what its frontmatter's allowed-tools map to (MapAllowedTools),
+// a manifest, what its frontmatter's allowed-tools map to (mapAllowedTools),
 // else the zero Request (nothing beyond the defaults).
 func (p *Pack) Request() capability.Request {
 	if p.Manifest == nil {

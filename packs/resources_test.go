@@ -119,7 +119,7 @@ func TestTemplateMatchDenied(t *testing.T) {
 		{"data://decl/" + strings.Repeat("a", 200) + "/x", true, true},
 	} {
 		file, ok, err := tmpl.Match(c.uri)
-		if ok != c.matches || (err != nil) != c.bad || (c.bad && !errors.Is(err, ErrBadTemplateValue)) {
+		if ok != c.matches || (err != nil) != c.bad || (c.bad && !errors.Is(err, errBadTemplateValue)) {
 			t.Errorf("Match(%q) = %q, %v, %v; want matches %v, bad %v", c.uri, file, ok, err, c.matches, c.bad)
 		}
 	}

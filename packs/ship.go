@@ -32,8 +32,8 @@ import (
 
 // Ignore files, read at the pack's root.
 const (
-	PackIgnoreFile = ".packignore"
-	GitIgnoreFile  = ".gitignore"
+	packIgnoreFile = ".packignore"
+	gitIgnoreFile  = ".gitignore"
 )
 
 // maxIgnoreBytes bounds an ignore file: patterns, not data.
@@ -43,8 +43,8 @@ const maxIgnoreBytes = 1 << 20
 // names.
 var ErrIgnoredReference = errors.New("packs: an ignore rule excludes a file the pack needs")
 
-// ErrIgnoreFile: an ignore file cannot be read (too large, not a file).
-var ErrIgnoreFile = errors.New("packs: unreadable ignore file")
+// errIgnoreFile: an ignore file cannot be read (too large, not a file).
+var errIgnoreFile = errors.New("packs: unreadable ignore file")
 
 // IgnoreRule is one rule that excludes files: where it is written and what.
 type IgnoreRule struct {
@@ -71,34 +71,34 @@ type Selection struct {
 	rules []ignoreRule // lowest priority first
 }
 
-// ReadSelection reads the ignore files at the root of the pack folder dir.
+// readSelection reads the ignore files at the root of the pack folder dir.
 // Missing ones are no rules; one that is a folder, a link, or over 1 MiB is
-// an error wrapping ErrIgnoreFile.
-func ReadSelection(dir string) (*Selection, error) {
+// an error wrapping errIgnoreFile.
+func readSelection(dir string) (*Selection, error) {
 	s := &Selection{}
-	for _, name := range []string{GitIgnoreFile, PackIgnoreFile} {
+	for _, name := range []string{gitIgnoreFile, packIgnoreFile} {
 		p := filepath.Join(dir, name)
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is not a regular file: make it one", ErrIgnoreFile, p)
+			return nil, fmt.Errorf("%w: %s is not a regular file: make it one", errIgnoreFile, p)
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		if len(data) > maxIgnoreBytes {
-			return nil, fmt.Errorf("%w: %s is over %d bytes: an ignore file holds patterns only", ErrIgnoreFile, p, maxIgnoreBytes)
+			return nil, fmt.Errorf("%w: %s is over %d bytes: an ignore file holds patterns only", errIgnoreFile, p, maxIgnoreBytes)
 		}
 		s.rules = append(s.rules, parseIgnore(name, data)...)
 	}
@@ -119,11 +119,11 @@ func parseIgnore(file string, data []byte) []ignoreRule {
 	return out
 }
 
-// Excluded returns the rule that leaves the slash-separated path rel
+// excluded returns the rule that leaves the slash-separated path rel
 // (relative to the pack root; isDir when it is a folder) out of the pack, and
 // whether one does. A path under an excluded folder is excluded by the
 // folder's rule, as in git.
-func (s *Selection) Excluded(rel string, isDir bool) (IgnoreRule, bool) {
+func (s *Selection) excluded(rel string, isDir bool) (IgnoreRule, bool) {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		if r, ok := s.excludes(parts[:i+1], isDir || i < len(parts)-1); ok {
@@ -194,8 +194,8 @@ func (s *Selection) checkReferences(p *Pack) error {
 		if _, err := os.Lstat(filepath.Join(p.Dir, filepath.FromSlash(rel))); err != nil {
 			continue // a missing file is the loader's finding
 		}
-		if r, ok := s.Excluded(rel, false); ok {
-			return fmt.Errorf("%w: %s is needed by the pack, but %s excludes it: remove the rule or add \"!%s\" to %s", ErrIgnoredReference, rel, r, rel, PackIgnoreFile)
+		if r, ok := s.excluded(rel, false); ok {
+			return fmt.Errorf("%w: %s is needed by the pack, but %s excludes it: remove the rule or add \"!%s\" to %s", ErrIgnoredReference, rel, r, rel, packIgnoreFile)
 		}
 	}
 	return nil
@@ -204,7 +204,7 @@ func (s *Selection) checkReferences(p *Pack) error {
 // SelectFiles reads the selection of the pack folder dir and checks it
 // against the pack's own definition.
 func SelectFiles(dir string) (*Selection, error) {
-	sel, err := ReadSelection(dir)
+	sel, err := readSelection(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func WalkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEnt
 		}
 		rel = filepath.ToSlash(rel)
 		if rel != "." {
-			if _, ok := sel.Excluded(rel, d.IsDir()); ok {
+			if _, ok := sel.excluded(rel, d.IsDir()); ok {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -302,7 +302,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 	}
 	pack := filepath.Base(abs)
 	show := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
-	sel, err := ReadSelection(abs)
+	sel, err := readSelection(abs)
 	if err != nil {
 		return []Finding{{Pack: pack, File: dir, Severity: SeverityError, Rule: "ignore-file", Message: err.Error()}}
 	}
@@ -312,13 +312,13 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			if _, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(rel))); err != nil {
 				continue
 			}
-			if r, ok := sel.Excluded(rel, false); ok {
+			if r, ok := sel.excluded(rel, false); ok {
 				file, line := show(r.File), r.Line
 				if r.File == "" {
 					file, line = show(rel), 0
 				}
 				out = append(out, Finding{Pack: pack, File: file, Line: line, Severity: SeverityError, Rule: "ignored-reference",
-					Message: fmt.Sprintf("%q excludes %s, which the pack needs: remove the rule or add \"!%s\" to %s", r.Text, rel, rel, PackIgnoreFile)})
+					Message: fmt.Sprintf("%q excludes %s, which the pack needs: remove the rule or add \"!%s\" to %s", r.Text, rel, rel, packIgnoreFile)})
 			}
 		}
 	}
@@ -327,7 +327,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 		builds++
 		if builds <= maxBuildFindings {
 			out = append(out, Finding{Pack: pack, File: show(rel), Severity: SeverityWarning, Rule: "build-output",
-				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, PackIgnoreFile)})
+				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, packIgnoreFile)})
 		}
 	}
 	_ = WalkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
