@@ -46,14 +46,14 @@ var ErrIgnoredReference = errors.New("packs: an ignore rule excludes a file the 
 // errIgnoreFile: an ignore file cannot be read (too large, not a file).
 var errIgnoreFile = errors.New("packs: unreadable ignore file")
 
-// IgnoreRule is one rule that excludes files: where it is written and what.
-type IgnoreRule struct {
+// ignoreOrigin is one rule that excludes files: where it is written and what.
+type ignoreOrigin struct {
 	File string // ".packignore", ".gitignore", or "" for the built-in .git rule
 	Line int
 	Text string
 }
 
-func (r IgnoreRule) String() string {
+func (r ignoreOrigin) String() string {
 	if r.File == "" {
 		return "the built-in rule " + r.Text
 	}
@@ -61,21 +61,21 @@ func (r IgnoreRule) String() string {
 }
 
 type ignoreRule struct {
-	IgnoreRule
+	ignoreOrigin
 	pat gitignore.Pattern
 }
 
-// Selection is the file-selection rule of one pack folder. The zero value
+// selection is the file-selection rule of one pack folder. The zero value
 // excludes only .git folders.
-type Selection struct {
+type selection struct {
 	rules []ignoreRule // lowest priority first
 }
 
 // readSelection reads the ignore files at the root of the pack folder dir.
 // Missing ones are no rules; one that is a folder, a link, or over 1 MiB is
 // an error wrapping errIgnoreFile.
-func readSelection(dir string) (*Selection, error) {
-	s := &Selection{}
+func readSelection(dir string) (*selection, error) {
+	s := &selection{}
 	for _, name := range []string{gitIgnoreFile, packIgnoreFile} {
 		p := filepath.Join(dir, name)
 		fi, err := os.Lstat(p)
@@ -114,7 +114,7 @@ func parseIgnore(file string, data []byte) []ignoreRule {
 		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
 			continue
 		}
-		out = append(out, ignoreRule{IgnoreRule: IgnoreRule{File: file, Line: i + 1, Text: s}, pat: gitignore.ParsePattern(s, nil)})
+		out = append(out, ignoreRule{ignoreOrigin: ignoreOrigin{File: file, Line: i + 1, Text: s}, pat: gitignore.ParsePattern(s, nil)})
 	}
 	return out
 }
@@ -123,33 +123,33 @@ func parseIgnore(file string, data []byte) []ignoreRule {
 // (relative to the pack root; isDir when it is a folder) out of the pack, and
 // whether one does. A path under an excluded folder is excluded by the
 // folder's rule, as in git.
-func (s *Selection) excluded(rel string, isDir bool) (IgnoreRule, bool) {
+func (s *selection) excluded(rel string, isDir bool) (ignoreOrigin, bool) {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		if r, ok := s.excludes(parts[:i+1], isDir || i < len(parts)-1); ok {
 			return r, true
 		}
 	}
-	return IgnoreRule{}, false
+	return ignoreOrigin{}, false
 }
 
 // excludes decides one path by its own name: the last matching rule wins.
-func (s *Selection) excludes(parts []string, isDir bool) (IgnoreRule, bool) {
+func (s *selection) excludes(parts []string, isDir bool) (ignoreOrigin, bool) {
 	if isDir && parts[len(parts)-1] == ".git" {
-		return IgnoreRule{Text: ".git"}, true
+		return ignoreOrigin{Text: ".git"}, true
 	}
 	if s == nil {
-		return IgnoreRule{}, false
+		return ignoreOrigin{}, false
 	}
 	for i := len(s.rules) - 1; i >= 0; i-- {
 		switch s.rules[i].pat.Match(parts, isDir) {
 		case gitignore.Exclude:
-			return s.rules[i].IgnoreRule, true
+			return s.rules[i].ignoreOrigin, true
 		case gitignore.Include:
-			return IgnoreRule{}, false
+			return ignoreOrigin{}, false
 		}
 	}
-	return IgnoreRule{}, false
+	return ignoreOrigin{}, false
 }
 
 // referencedFiles lists the files the definition of p names, slash-separated
@@ -186,7 +186,7 @@ func referencedFiles(p *Pack) []string {
 
 // checkReferences returns an error wrapping ErrIgnoredReference for the
 // first file that p's definition names and s excludes (p may be partial).
-func (s *Selection) checkReferences(p *Pack) error {
+func (s *selection) checkReferences(p *Pack) error {
 	if p == nil {
 		return nil
 	}
@@ -201,9 +201,9 @@ func (s *Selection) checkReferences(p *Pack) error {
 	return nil
 }
 
-// SelectFiles reads the selection of the pack folder dir and checks it
+// selectFiles reads the selection of the pack folder dir and checks it
 // against the pack's own definition.
-func SelectFiles(dir string) (*Selection, error) {
+func selectFiles(dir string) (*selection, error) {
 	sel, err := readSelection(dir)
 	if err != nil {
 		return nil, err
@@ -215,9 +215,21 @@ func SelectFiles(dir string) (*Selection, error) {
 	return sel, nil
 }
 
-// WalkSelected walks the pack folder dir like filepath.WalkDir, skipping what
+// WalkShipped walks what the pack folder dir ships like filepath.WalkDir:
+// no .git folder, nothing its ignore files exclude. It fails with
+// ErrIgnoredReference when an ignore rule excludes a file the pack needs.
+// fn gets rel, slash-separated ("." for the root).
+func WalkShipped(dir string, fn func(p, rel string, d fs.DirEntry) error) error {
+	sel, err := selectFiles(dir)
+	if err != nil {
+		return err
+	}
+	return walkSelected(dir, sel, fn)
+}
+
+// walkSelected walks the pack folder dir like filepath.WalkDir, skipping what
 // sel excludes; fn gets rel, slash-separated ("." for the root).
-func WalkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEntry) error) error {
+func walkSelected(dir string, sel *selection, fn func(p, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -243,7 +255,7 @@ func WalkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEnt
 // its selection excludes, so that an installed pack holds exactly what it
 // ships.
 func PruneExcluded(dir string) error {
-	sel, err := SelectFiles(dir)
+	sel, err := selectFiles(dir)
 	if err != nil {
 		return err
 	}
@@ -330,7 +342,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, packIgnoreFile)})
 		}
 	}
-	_ = WalkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
+	_ = walkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
 			for _, b := range buildDirs {
 				if d.Name() != b.name {

@@ -57,7 +57,7 @@ func FuzzIgnore(f *testing.F) {
 	f.Add([]byte("/target/\n!keep\n# c\n\\#x\n**/a/**\n"), "target/x")
 	f.Add([]byte("*\n"), ".git")
 	f.Fuzz(func(t *testing.T, data []byte, rel string) {
-		s := &Selection{rules: parseIgnore(packIgnoreFile, data)}
+		s := &selection{rules: parseIgnore(packIgnoreFile, data)}
 		s.excluded(rel, false)
 		s.excluded(rel, true)
 		if _, ok := s.excluded(".git", true); !ok {

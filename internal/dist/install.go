@@ -308,14 +308,10 @@ func archiveBase(p string) string {
 }
 
 // copyTree copies the pack folder src to dst (which must not exist): what
-// it ships (Selection: no .git folders, nothing its ignore files exclude). Symlinks are copied as links and must resolve
+// it ships (packs.WalkShipped: no .git folders, nothing its ignore files exclude). Symlinks are copied as links and must resolve
 // inside the pack; anything but files, folders and symlinks is refused.
 func copyTree(ctx context.Context, src, dst string) error {
-	sel, err := packs.SelectFiles(src)
-	if err != nil {
-		return fmt.Errorf("packs: copy %s: %w", src, err)
-	}
-	err = packs.WalkSelected(src, sel, func(p, slashRel string, d fs.DirEntry) error {
+	err := packs.WalkShipped(src, func(p, slashRel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ var packEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // returns the archive's digest ("sha256:…"). The pack is loaded first and
 // refused with a *LoadError when it has errors. Entries sit under one
 // top-level folder named after the pack, in lexical order, holding what the
-// pack ships (Selection: no .git folders, nothing its ignore files exclude); every entry has the same time (2000-01-01), owner 0:0 with no
+// pack ships (packs.WalkShipped: no .git folders, nothing its ignore files exclude); every entry has the same time (2000-01-01), owner 0:0 with no
 // names, and mode 0755 (folders, executables) or 0644; the gzip header has
 // no name and no time. The bytes depend only on the pack's names, content
 // and execute bits, so packing a copy gives the same digest.
@@ -39,10 +39,6 @@ func PackArchive(dir string, w io.Writer) (string, error) {
 	if err := checkLinks(abs); err != nil {
 		return "", fmt.Errorf("%w: %w", packs.ErrPathEscape, err)
 	}
-	sel, err := packs.SelectFiles(abs)
-	if err != nil {
-		return "", fmt.Errorf("packs: pack %s: %w", dir, err)
-	}
 	h := sha256.New()
 	gz, err := gzip.NewWriterLevel(io.MultiWriter(w, h), gzip.BestCompression)
 	if err != nil {
@@ -52,7 +48,7 @@ func PackArchive(dir string, w io.Writer) (string, error) {
 	hdr := func(name string, typ byte, mode int64) *tar.Header {
 		return &tar.Header{Name: name, Typeflag: typ, Mode: mode, ModTime: packEpoch, Format: tar.FormatPAX}
 	}
-	err = packs.WalkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
+	err = packs.WalkShipped(abs, func(p, rel string, d fs.DirEntry) error {
 		name := path.Join(pk.Name, rel)
 		switch mode := d.Type(); {
 		case d.IsDir():
