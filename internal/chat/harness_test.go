@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -45,7 +46,7 @@ func newHarness(t testing.TB, in install) *harness {
 func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	t.Helper()
 	ctx := context.Background()
-	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/packs-run/packs/packs"
@@ -69,6 +70,12 @@ type HomeOptions struct {
 	// (see Settled); nil is time.Now. A test sets one ahead of the files'
 	// times instead of waiting for them to settle.
 	Now func() time.Time
+	// ModuleCache is where compiled modules are kept (CacheDir), an
+	// absolute folder that several state directories may share
+	// ($PACKS_CACHE); "" is cache/ in the state directory. Entries are
+	// keyed by the module's digest and the compiler's version, so sharing
+	// never mixes two modules.
+	ModuleCache string
 }
 
 // Home is the state directory:
@@ -83,8 +90,9 @@ type HomeOptions struct {
 // Processes share a Home safely: installs and removes take an exclusive
 // lock on the directory, readers that need a stable view take a shared one.
 type Home struct {
-	dir string
-	log *slog.Logger
+	dir         string
+	moduleCache string // HomeOptions.ModuleCache, cleaned; "" for cache/
+	log         *slog.Logger
 	// hook, when set (by tests), runs before each step of a transaction; a
 	// test makes it fail or panic to prove every interruption recovers.
 	hook func(step string) error
@@ -146,16 +154,27 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("packs: state directory %q must be an absolute path", dir)
 	}
+	if opt.ModuleCache != "" && !filepath.IsAbs(opt.ModuleCache) {
+		return nil, fmt.Errorf("packs: module cache %q ($PACKS_CACHE) must be an absolute path", opt.ModuleCache)
+	}
 	h := &Home{dir: filepath.Clean(dir), log: opt.Logger, now: opt.Now}
+	if opt.ModuleCache != "" {
+		h.moduleCache = filepath.Clean(opt.ModuleCache)
+	}
 	if h.now == nil {
 		h.now = time.Now
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, d := range []string{h.dir, h.PacksDir(), h.CacheDir(), h.WorkspacesDir(), h.tmp()} {
+	for _, d := range []string{h.dir, h.PacksDir(), filepath.Join(h.dir, cacheDir), h.WorkspacesDir(), h.tmp()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("packs: state directory: %w: check the permissions of %s or pass --home", err, dir)
+			return nil, mkdirError("state directory", dir, "pass --home a folder", err)
+		}
+	}
+	if h.moduleCache != "" {
+		if err := os.MkdirAll(h.moduleCache, 0o700); err != nil {
+			return nil, mkdirError("module cache", h.moduleCache, "set PACKS_CACHE to a folder or unset it", err)
 		}
 	}
 	unlock, err := h.lock(ctx, true)
@@ -170,6 +189,20 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	return h, nil
 }
 
+// mkdirError says why the folder dir (the state directory or the module
+// cache, what) could not be made, and what to do: a file in the way is a
+// file, not a permissions problem.
+func mkdirError(what, dir, fix string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("packs: %s %s: %s is a file, not a folder: %s", what, dir, pe.Path, fix)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("packs: %s: %w: check the permissions of %s or %s", what, err, dir, fix)
+	}
+	return fmt.Errorf("packs: %s: %w: %s", what, err, fix)
+}
+
 // Dir is the state directory.
 func (h *Home) Dir() string { return h.dir }
 
@@ -182,8 +215,14 @@ func (h *Home) LockPath() string { return filepath.Join(h.dir, lockFile) }
 // PacksDir holds one folder per installed pack.
 func (h *Home) PacksDir() string { return filepath.Join(h.dir, packsDir) }
 
-// CacheDir is for the runtime's compiled-module cache.
-func (h *Home) CacheDir() string { return filepath.Join(h.dir, cacheDir) }
+// CacheDir is for the runtime's compiled-module cache: cache/ in the
+// state directory, or HomeOptions.ModuleCache.
+func (h *Home) CacheDir() string {
+	if h.moduleCache != "" {
+		return h.moduleCache
+	}
+	return filepath.Join(h.dir, cacheDir)
+}
 
 // WorkspacesDir holds chat workspaces.
 func (h *Home) WorkspacesDir() string { return filepath.Join(h.dir, workspacesDir) }
