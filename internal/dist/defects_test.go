@@ -59,7 +59,7 @@ func TestIndexRefusesLocalGit(t *testing.T) {
 }
 
 // TestValidateRefusesEscapingSymlink: validate and add agree: a symlink
-// that leaves the pack is an error of the pack's files (CheckShipped), as
+// that leaves the pack is an error of the pack's files (packs.CheckShipped), as
 // Stage refuses it.
 func TestValidateRefusesEscapingSymlink(t *testing.T) {
 	for _, target := range []string{"../../outside.txt", "/etc/passwd"} {

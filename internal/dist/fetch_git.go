@@ -274,7 +274,7 @@ func writeFileFrom(to string, perm os.FileMode, r io.Reader) error {
 // nameFetched renames the fetched pack folder dir after the pack's name
 // (its SKILL.md frontmatter), so Stage installs it under that name; without
 // one, after the subfolder or the repository. It returns the new path. A
-// folder with no entry doc is ErrInvalidPack with one clear line.
+// folder with no entry doc is packs.ErrInvalidPack with one clear line.
 func nameFetched(dir, subdir, repoURL string) (string, error) {
 	p, _ := packs.Inspect(dir, packs.LoadOptions{})
 	if p == nil || p.EntryDoc == "" || p.Frontmatter.Name == "" {

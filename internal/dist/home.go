@@ -115,7 +115,7 @@ type Home struct {
 // Index keeps, across processes, what Home read in packs.lock and in the
 // installed folders, so that a later command need not read it all again:
 // internal/app keeps it in packs.db. It is only ever asked about a file
-// whose stamp (see Stamp) is the one it was given with the answer, and
+// whose stamp (see packs.Stamp) is the one it was given with the answer, and
 // given only settled stamps (see racy), so a changed file is read again.
 type Index interface {
 	// LockEntry returns the entry name of the packs.lock whose stamp is
