@@ -265,8 +265,15 @@ func TestBundleMovesBetweenHomes(t *testing.T) {
 	}
 	// The exported bundle re-exports from b and still verifies.
 	again := filepath.Join(t.TempDir(), "again.bundle")
-	withHome(t, b, "bundle", "export", again, "weather").mustCode(t, 0)
-	withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub").mustCode(t, 0)
+	var exported, imported bundleJSON
+	decodeOne(t, withHome(t, b, "bundle", "export", again, "weather", "--json").mustCode(t, 0).stdout, &exported)
+	if exported.File != again || len(exported.Packs) != 1 || exported.Packs[0].Name != "weather" || exported.Packs[0].Integrity == "" {
+		t.Errorf("export --json: %+v", exported)
+	}
+	decodeOne(t, withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub", "--json").mustCode(t, 0).stdout, &imported)
+	if imported.File != again || len(imported.Packs) != 1 || imported.Packs[0].Integrity != exported.Packs[0].Integrity || len(imported.Packs[0].Granted) != 0 {
+		t.Errorf("import --json (no grants from the bundle): %+v", imported)
+	}
 }
 
 func TestPublishAddOCI(t *testing.T) {

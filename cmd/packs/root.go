@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -158,7 +159,44 @@ func errorHint(err error) string {
 	if name, ok := missingSecret(err); ok {
 		return ": set it with packs secret set " + name
 	}
+	if grant, ok := grantCommand(err); ok {
+		return ": grant it with " + grant
+	}
 	return ""
+}
+
+// packError is an error of a command on one installed pack, so that a
+// hint can name the pack.
+type packError struct {
+	pack string
+	err  error
+}
+
+func (e *packError) Error() string { return e.err.Error() }
+func (e *packError) Unwrap() error { return e.err }
+
+// grantCommand is the packs grant command that lifts a denial by the
+// person's grant (not by the policy or the pack's request, which no grant
+// lifts) of a command on an installed pack.
+func grantCommand(err error) (string, bool) {
+	var (
+		de *capability.DeniedError
+		pe *packError
+	)
+	if !errors.As(err, &de) || !errors.As(err, &pe) || de.Layer != capability.LayerUser || de.Capability == "" || !packs.ValidName(pe.pack) {
+		return "", false
+	}
+	grant := string(de.Capability)
+	res := de.Resource
+	if de.Capability == capability.Network {
+		if host, port, err := net.SplitHostPort(res); err == nil && (port == "443" || port == "80") {
+			res = host // a pattern without a port allows 80 and 443
+		}
+	}
+	if res != "" && !strings.HasPrefix(res, "packs:") { // packs:host/... names a host function, not a resource
+		grant += "=" + res
+	}
+	return "packs grant " + pe.pack + " " + grant, true
 }
 
 // addrFlags name, per command, the flag that chooses where it listens.

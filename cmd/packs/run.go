@@ -79,7 +79,7 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 			defer a.Close()
 			o, err := c.runTool(cmd.Context(), a, runRequest{pack: args[0], tool: args[1], input: in, workspace: workspace, yes: yes})
 			if err != nil {
-				return err
+				return &packError{pack: args[0], err: err}
 			}
 			if o.Content == nil || asJSON {
 				fmt.Fprintf(c.stdout, "%s\n", o.Output)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +58,33 @@ func TestChatHostedProviderWithoutKey(t *testing.T) {
 	}
 	if msg := r.oneLineError(t); !strings.Contains(msg, "no API key") || !strings.Contains(msg, "ANTHROPIC_API_KEY") {
 		t.Errorf("says %q", msg)
+	}
+}
+
+// TestDeniedByGrantSaysTheCommand: a call denied by the person's grant
+// ends with the packs grant command that lifts it, for a capability not
+// granted at all and for a resource outside the grant; a denial by the
+// pack's own request gets none (no grant lifts it).
+func TestDeniedByGrantSaysTheCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the web-reader example")
+	}
+	if out, err := exec.Command("make", "-s", "-C", "../../wasm-examples", "web-reader/bin/web-reader.wasm", "web-reader/bin/html-to-markdown.wasm").CombinedOutput(); err != nil {
+		t.Fatalf("make: %v\n%s", err, out)
+	}
+	for _, tt := range []struct{ grant, url, want string }{
+		{"none", "https://docs.python.org/3/", ": grant it with packs grant web-reader network"},
+		{"network=en.wikipedia.org", "https://docs.python.org/3/", ": grant it with packs grant web-reader network=docs.python.org"},
+		{"network", "http://127.0.0.1:9/", ""},
+	} {
+		home := t.TempDir()
+		withHome(t, home, "add", "../../wasm-examples/web-reader", "--grant", tt.grant, "--yes").mustCode(t, exitOK)
+		msg := withHome(t, home, "run", "web-reader", "fetch", "--yes", "--input", `{"url":"`+tt.url+`"}`).mustCode(t, exitDenied).oneLineError(t)
+		switch {
+		case tt.want != "" && !strings.HasSuffix(msg, tt.want):
+			t.Errorf("granted %s, fetch %s: %s", tt.grant, tt.url, msg)
+		case tt.want == "" && strings.Contains(msg, "packs grant"):
+			t.Errorf("a denial by the request names a grant: %s", msg)
+		}
 	}
 }
