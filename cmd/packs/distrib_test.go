@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // gitCmd runs git in dir with a fixed identity.
@@ -372,7 +372,7 @@ func TestUpdateKeepsSignedPacksSigned(t *testing.T) {
 
 func TestAddByName(t *testing.T) {
 	var archive bytes.Buffer
-	digest, err := packs.PackArchive(weatherPack(t, "1.0.0"), &archive)
+	digest, err := dist.PackArchive(weatherPack(t, "1.0.0"), &archive)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/packs"
 )
@@ -142,7 +143,7 @@ func errorHint(err error) string {
 	switch {
 	case errors.Is(err, packs.ErrModified):
 		return ": reinstall the pack with packs add, or remove it with packs remove"
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return ": see packs list, or install it with packs add"
 	}
 	switch {
@@ -260,7 +261,7 @@ func (c *cli) open(ctx context.Context) (*app.App, error) { return c.openWith(ct
 // built-in packs (app.Options.Builtins): for the commands that run chats
 // and tools.
 func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +283,7 @@ func (c *cli) policyPath() string {
 // (nothing is installed). The policy is still loaded: a malformed one stops
 // every command.
 func (c *cli) openExisting(ctx context.Context) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}

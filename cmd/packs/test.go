@@ -67,6 +67,6 @@ when every case passes, 1 when any fails or a test file has errors.`,
 // hasToolTests reports whether dir's tests/ holds test files other than the
 // recipe tests.
 func hasToolTests(dir string) bool {
-	cases, fs := packs.LoadTests(dir)
+	cases, fs := author.LoadTests(dir)
 	return len(cases) > 0 || len(fs) > 0
 }

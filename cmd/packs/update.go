@@ -12,7 +12,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 func (c *cli) updateCommand() *cobra.Command {
@@ -53,7 +53,7 @@ dropped, not_granted and error. What the person is shown goes to stderr then.`,
 				return err
 			}
 			defer a.Close()
-			var entries []packs.LockEntry
+			var entries []dist.LockEntry
 			if len(args) == 1 {
 				e, err := a.Home.Entry(args[0])
 				if err != nil {
@@ -138,7 +138,7 @@ type updateFiles struct {
 // updateOne fetches e's source again and installs it when it changed, with
 // the person's consent when it asks for more. It fills r; the text goes to
 // stdout, or to stderr when stdout is for the JSON.
-func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes, allowUnpinned bool, signerFiles []string, asJSON bool, r *updateResult) error {
+func (c *cli) updateOne(ctx context.Context, a *app.App, e dist.LockEntry, yes, allowUnpinned bool, signerFiles []string, asJSON bool, r *updateResult) error {
 	w := c.stdout
 	if asJSON {
 		w = c.stderr
@@ -164,7 +164,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		if err != nil {
 			return nil, err
 		}
-		files, err := packs.DiffTrees(dir, st.Pack.Dir)
+		files, err := dist.DiffTrees(dir, st.Pack.Dir)
 		if err != nil {
 			return nil, err
 		}
