@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -19,7 +20,7 @@ func (c *cli) addSkills(ctx context.Context, source string, names []string, all 
 	if all && len(names) > 0 {
 		return usageError("add: --all or --skill NAME, not both")
 	}
-	found, done, err := packs.ListSourceSkills(ctx, source, packs.ArchiveLimits{})
+	found, done, err := dist.ListSourceSkills(ctx, source, dist.ArchiveLimits{})
 	if err != nil {
 		return usageError("add: %v", err)
 	}
@@ -40,7 +41,7 @@ func (c *cli) addSkills(ctx context.Context, source string, names []string, all 
 	}
 	var installed []string
 	for _, k := range chosen {
-		s, err := packs.SkillSource(source, k)
+		s, err := dist.SkillSource(source, k)
 		if err != nil {
 			return err
 		}
@@ -92,11 +93,11 @@ func (c *cli) listSkillsInstead(ctx context.Context, source string) bool {
 			return false
 		}
 	}
-	src, err := packs.ParseSource(source)
-	if err != nil || src.Kind != packs.SourceLocal && src.Kind != packs.SourceGit {
+	src, err := dist.ParseSource(source)
+	if err != nil || src.Kind != dist.SourceLocal && src.Kind != dist.SourceGit {
 		return false
 	}
-	found, done, err := packs.ListSourceSkills(ctx, source, packs.ArchiveLimits{})
+	found, done, err := dist.ListSourceSkills(ctx, source, dist.ArchiveLimits{})
 	if err != nil {
 		return false
 	}

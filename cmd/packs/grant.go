@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -212,7 +213,7 @@ when the pack's lock entry could not follow (a modified pack).`,
 			defer a.Close()
 			res := revokeResult{Pack: args[0], Revoked: []revokedJSON{}, Notes: []string{}}
 			_, notInstalled := a.Home.Entry(args[0])
-			inPlace := errors.Is(notInstalled, packs.ErrNotInstalled)
+			inPlace := errors.Is(notInstalled, dist.ErrNotInstalled)
 			for _, n := range names {
 				var k int64
 				if inPlace {
@@ -233,7 +234,7 @@ when the pack's lock entry could not follow (a modified pack).`,
 			// and a modified one does not run.
 			_, err = a.MirrorGrants(ctx, args[0])
 			switch {
-			case errors.Is(err, packs.ErrNotInstalled):
+			case errors.Is(err, dist.ErrNotInstalled):
 			case errors.Is(err, packs.ErrModified):
 				res.Notes = append(res.Notes, err.Error())
 			case err != nil:
@@ -298,7 +299,7 @@ func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capabi
 	kind := ""
 	if ref.Digest != "" {
 		if e, err := a.Home.Entry(ref.Name); err == nil {
-			if src, err := packs.ParseSource(e.Source); err == nil {
+			if src, err := dist.ParseSource(e.Source); err == nil {
 				kind = src.Kind.String()
 			}
 		}
@@ -359,7 +360,7 @@ func trustLines(pol *capability.Policy, ref capability.PackRef, kind string) []s
 // integrity) for the grant commands.
 func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, error) {
 	ip, err := a.Pack(context.Background(), name)
-	if errors.Is(err, packs.ErrNotInstalled) {
+	if errors.Is(err, dist.ErrNotInstalled) {
 		return nil, capability.PackRef{}, usageError("%v", err)
 	}
 	if err != nil {

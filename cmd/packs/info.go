@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -41,7 +42,7 @@ granted, and what changed in it since.`,
 			}
 			defer a.Close()
 			ip, err := a.Pack(cmd.Context(), args[0])
-			if errors.Is(err, packs.ErrNotInstalled) {
+			if errors.Is(err, dist.ErrNotInstalled) {
 				return c.inPlaceInfo(cmd.Context(), a, args[0], asJSON)
 			}
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -150,13 +151,13 @@ func (c *cli) inPlaceInfo(ctx context.Context, a *app.App, name string, asJSON b
 		}
 		return w.Flush()
 	}
-	return fmt.Errorf("%w: %s (nor found in a skills folder: see packs list)", packs.ErrNotInstalled, name)
+	return fmt.Errorf("%w: %s (nor found in a skills folder: see packs list)", dist.ErrNotInstalled, name)
 }
 
 // grantTarget is the pack packs grant names: the installed one, else the
 // one used in place (loaded as its folder is now).
 func (c *cli) grantTarget(ctx context.Context, a *app.App, name string) (*packs.Pack, capability.PackRef, error) {
-	if _, err := a.Home.Entry(name); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.Home.Entry(name); !errors.Is(err, dist.ErrNotInstalled) {
 		return installedPack(a, name)
 	}
 	p, ref, err := a.InPlace(ctx, mustGetwd(), name)

@@ -14,6 +14,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -237,7 +238,7 @@ var ErrNotFound = errors.New("app: no such pack")
 // folder's digest now and the folder (capability.PackRef.InPlace): the
 // pipeline checks the folder against that digest at every call, and the
 // person's grants of that folder hold only at that content. A name found
-// nowhere is an error wrapping ErrNotFound and packs.ErrNotInstalled.
+// nowhere is an error wrapping ErrNotFound and dist.ErrNotInstalled.
 func (a *App) InPlace(ctx context.Context, wd, name string) (*packs.Pack, capability.PackRef, error) {
 	found, _, err := a.InPlacePacks(ctx, wd, nil)
 	if err != nil {
@@ -258,7 +259,7 @@ func (a *App) InPlace(ctx context.Context, wd, name string) (*packs.Pack, capabi
 		where[i] = r.Dir
 	}
 	return nil, capability.PackRef{}, fmt.Errorf("%w: %w: %s is neither installed nor in a skills folder (looked in: %s): add it with packs add, or put it in one of them",
-		ErrNotFound, packs.ErrNotInstalled, name, orNone(strings.Join(where, ", ")))
+		ErrNotFound, dist.ErrNotInstalled, name, orNone(strings.Join(where, ", ")))
 }
 
 func orNone(s string) string {
@@ -323,7 +324,7 @@ func (a *App) GrantInPlace(ctx context.Context, wd, name, chat string, grants []
 			return nil, capability.PackRef{}, err
 		}
 	}
-	sums, err := packs.FileSums(p.Dir)
+	sums, err := dist.FileSums(p.Dir)
 	if err != nil {
 		return nil, capability.PackRef{}, err
 	}
@@ -340,16 +341,16 @@ func (a *App) GrantInPlace(ctx context.Context, wd, name, chat string, grants []
 // InPlaceChange says how the folder of an in-place pack differs from the
 // content its grants were made at: ok is false when it has no grants or
 // they were made at its content now (digest).
-func (a *App) InPlaceChange(ctx context.Context, dir, digest string) (packs.TreeDiff, bool, error) {
+func (a *App) InPlaceChange(ctx context.Context, dir, digest string) (dist.TreeDiff, bool, error) {
 	c, ok, err := a.DB.InPlaceGranted(ctx, dir)
 	if err != nil || !ok || c.Digest == digest {
-		return packs.TreeDiff{}, false, err
+		return dist.TreeDiff{}, false, err
 	}
-	now, err := packs.FileSums(dir)
+	now, err := dist.FileSums(dir)
 	if err != nil {
-		return packs.TreeDiff{}, false, err
+		return dist.TreeDiff{}, false, err
 	}
-	return packs.DiffSums(c.Files, now), true, nil
+	return dist.DiffSums(c.Files, now), true, nil
 }
 
 // inPlaceGrantsFor returns the persistent grants the person made to the
@@ -423,7 +424,7 @@ func (a *App) RevokeInPlace(ctx context.Context, wd, name string, n capability.N
 		}
 		return a.DB.RevokeInPlaceGrant(ctx, key, n)
 	}
-	return 0, fmt.Errorf("%w: %w: %s", ErrNotFound, packs.ErrNotInstalled, name)
+	return 0, fmt.Errorf("%w: %w: %s", ErrNotFound, dist.ErrNotInstalled, name)
 }
 
 // inPlaceAttachable reports whether name is a pack used in place (in

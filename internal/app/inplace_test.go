@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // skill writes a knowledge-only skill called name (with a description
@@ -179,7 +179,7 @@ func TestInPlaceGrantsBoundToFolder(t *testing.T) {
 	}
 	dir = filepath.Join(skills, "weather")
 
-	if _, _, err := a.InPlace(ctx, wd, "nothing"); !errors.Is(err, ErrNotFound) || !errors.Is(err, packs.ErrNotInstalled) {
+	if _, _, err := a.InPlace(ctx, wd, "nothing"); !errors.Is(err, ErrNotFound) || !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("a name found nowhere: %v", err)
 	}
 	p, ref, err := a.InPlace(ctx, wd, "weather")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -30,7 +31,7 @@ func (cs Catalogs) Pack(ctx context.Context, name string) (*packs.Pack, capabili
 		switch {
 		case err == nil:
 			return p, ref, nil
-		case !errors.Is(err, ErrNotFound) && !errors.Is(err, packs.ErrNotInstalled):
+		case !errors.Is(err, ErrNotFound) && !errors.Is(err, dist.ErrNotInstalled):
 			return nil, capability.PackRef{}, err
 		}
 	}

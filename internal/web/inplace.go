@@ -8,7 +8,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // statusInPlace is the status of a pack used in place, in the listing.
@@ -115,7 +115,7 @@ func (s *Server) inPlaceDetails(r *http.Request, name string, notInstalled error
 // its folder's content now.
 func (s *Server) grantInPlace(ctx context.Context, name, chat string, u capability.UserGrant) error {
 	if s.cfg.InPlace == nil {
-		return packs.ErrNotInstalled
+		return dist.ErrNotInstalled
 	}
 	_, _, err := s.cfg.InPlace.App.GrantInPlace(ctx, s.cfg.InPlace.WorkDir, name, chat, []capability.UserGrant{u})
 	return err
@@ -123,4 +123,4 @@ func (s *Server) grantInPlace(ctx context.Context, name, chat string, u capabili
 
 // isNotInstalled reports whether err says no pack of that name is
 // installed, so a pack used in place may be meant.
-func isNotInstalled(err error) bool { return errors.Is(err, packs.ErrNotInstalled) }
+func isNotInstalled(err error) bool { return errors.Is(err, dist.ErrNotInstalled) }
