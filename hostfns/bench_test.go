@@ -193,7 +193,7 @@ func BenchmarkHTTPFetch(b *testing.B) {
 func BenchmarkAsk(b *testing.B) {
 	c, _ := newCall(b, capability.Request{AskPerson: true})
 	c.Recorder = &countRecorder{}
-	ctx := WithAsker(context.Background(), &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 2.0}}})
+	ctx := capability.WithAsker(context.Background(), &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 2.0}}})
 	q := []byte(nameQuestion)
 	b.Run("ask", func(b *testing.B) {
 		for b.Loop() {

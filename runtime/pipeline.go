@@ -324,8 +324,8 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	// A guest's questions go to the person through the first approver
 	// that can ask (ask_person); with none, they are declined.
 	for _, a := range req.Approvers {
-		if as, ok := a.(hostfns.Asker); ok {
-			ctx = hostfns.WithAsker(ctx, as)
+		if as, ok := a.(capability.Asker); ok {
+			ctx = capability.WithAsker(ctx, as)
 			break
 		}
 	}
