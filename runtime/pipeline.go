@@ -447,25 +447,6 @@ func touches(req capability.Request, g capability.Grant) []string {
 	return out
 }
 
-// StatusOf is how a call that ended with err is named: by the audit log,
-// by packs run's exit status, by every front end. It is the one place that
-// maps errors to outcomes.
-func StatusOf(err error) capability.Status {
-	switch {
-	case err == nil:
-		return capability.StatusOK
-	case errors.Is(err, capability.ErrDenied), errors.Is(err, packs.ErrModified):
-		return capability.StatusDenied
-	case errors.Is(err, packs.ErrInvalidInput), errors.Is(err, ErrInputLimit):
-		return capability.StatusInvalidInput
-	case errors.Is(err, ErrTimeout), errors.Is(err, ErrMemoryLimit), errors.Is(err, ErrOutputLimit):
-		return capability.StatusLimit
-	case errors.Is(err, ErrToolFailed), errors.Is(err, ErrTrap):
-		return capability.StatusToolError
-	}
-	return capability.StatusError
-}
-
 // newInvocationID returns a fresh id for one call.
 func newInvocationID() string {
 	var b [10]byte

@@ -245,7 +245,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	}
 	code := exitFailure
 	if res.Err != nil && !errors.Is(res.Err, packs.ErrExpectation) {
-		code = exitCodeOf(runtime.StatusOf(res.Err))
+		code = runtime.EndingOf(res.Err).ExitCode
 	}
 	why := res.Error
 	if errors.Is(res.Err, capability.ErrNoApprover) && !yes {
