@@ -148,24 +148,11 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
-	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content})
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
-	log, err := a.OpenAudit(ctx)
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
-	defer log.Close()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log, Content: content})
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
-	defer rt.Close(context.WithoutCancel(ctx))
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
+	defer release()
 	var approvers []capability.Approver
 	if req.yes {
 		approvers = append(approvers, cliApprover{})

@@ -374,11 +374,7 @@ func (a *App) admit(st *packs.Staged, also ...packs.Installed) error {
 // at install: native commands run on hostfns.SafePath, so a tool the pack
 // runs is looked for there; the person's PATH for the others.
 func (a *App) host() (packs.Host, error) {
-	getenv := a.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: getenv("PATH"), Install: true}
+	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: a.getenv()("PATH"), Install: true}
 	installed, err := packs.InstalledIn(a.Home.Dir())
 	if err != nil {
 		return h, err
