@@ -219,6 +219,20 @@ var hints = map[string]string{
 	ErrKindBudget:      "tell the person which packs to detach, or work with the tools already enabled",
 }
 
+// ErrorMessage is what a failed call's Content says went wrong (its
+// {"error": {"message": ...}}), or Content itself.
+func (r ToolResult) ErrorMessage() string {
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(r.Content), &body) == nil && body.Error.Message != "" {
+		return body.Error.Message
+	}
+	return r.Content
+}
+
 // errorContent is the JSON the model gets for a failed call. out, when the
 // tool produced any, is included so the model sees partial output.
 func errorContent(kind string, err error, out []byte) string {
