@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -67,7 +66,7 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 					fs = pk.Findings
 				}
 				if err == nil {
-					h, herr := c.host(c.validateHome())
+					h, herr := app.Host(c.validateHome(), c.getenv("PATH"), false) // unmet: a warning here
 					if herr != nil {
 						return herr
 					}
@@ -150,24 +149,6 @@ func (c *cli) validateHome() string {
 		return ""
 	}
 	return home
-}
-
-// host describes this machine and the packs installed in home ("" for
-// none) for packs.CheckHost at validate, where an unmet requirement is a
-// warning (the installer, app.App.Install, makes it an error). Native
-// commands run on hostfns.SafePath, so that is where a tool the pack runs
-// is looked for; the person's PATH for the others.
-func (c *cli) host(home string) (packs.Host, error) {
-	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: c.getenv("PATH")}
-	if home == "" {
-		return h, nil
-	}
-	installed, err := packs.InstalledIn(home)
-	if err != nil {
-		return h, err
-	}
-	h.Installed = installed
-	return h, nil
 }
 
 // count returns the number of errors and warnings.
