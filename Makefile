@@ -4,6 +4,9 @@ SHELL    := /bin/bash
 
 GO       ?= go
 BIN      ?= bin/packs
+PREFIX   ?= /usr/local
+MANDIR   ?= $(PREFIX)/share/man
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 30s
 # Minimizing each new input may take the whole FUZZTIME with the default 60s.
 FUZZMINIMIZETIME ?= 5s
@@ -11,11 +14,27 @@ FUZZMINIMIZETIME ?= 5s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 
-.PHONY: build deps test bench examples run fuzz lint man pack-tests builtins
+.PHONY: build install uninstall deps test bench examples run fuzz lint man pack-tests builtins
 
 ## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/packs
+
+## install: the binary, its man pages and shell completions under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/packs
+	install -m 0644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/packs
+	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_packs
+	$(BIN) completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/packs.fish
+
+## uninstall: remove what install put under $(DESTDIR)$(PREFIX)
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/packs $(DESTDIR)$(MANDIR)/man1/packs.1 $(DESTDIR)$(MANDIR)/man1/packs-*.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/packs $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_packs \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/packs.fish
 
 ## man: regenerate the man pages in docs/man from the commands' help
 man:
@@ -74,9 +93,10 @@ fuzz:
 		done; \
 	done
 
-## lint: gofmt and go vet must be silent, and packs must build for macOS
+## lint: gofmt, go vet and staticcheck must be silent, and packs must build for macOS
 lint:
 	unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./...

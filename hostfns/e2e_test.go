@@ -68,6 +68,9 @@ terminal_exec = { allowed = true, commands = ["echo"] }
 [limits]
 timeout = "3s"
 memory_mb = 128
+# Far below what "output past the limit" writes (1 MiB), so the cap is
+# reached long before the time limit can be, however loaded the machine.
+output_bytes = 65536
 `,
 		"tools.json": `[{"name": "probe", "description": "Runs one probe command.",
   "input_schema": {"type": "object"}, "run": {"wasm": "probe.wasm", "function": "probe"}}]`,
@@ -258,7 +261,7 @@ func TestE2EAttacks(t *testing.T) {
 	}{
 		{"an endless loop", map[string]any{"op": "loop"}, runtime.ErrTimeout, 10 * time.Second},
 		{"memory growth past the limit", map[string]any{"op": "alloc", "mb": 512}, runtime.ErrMemoryLimit, 10 * time.Second},
-		{"output past the limit", map[string]any{"op": "spew", "mb": 2}, runtime.ErrOutputLimit, 10 * time.Second},
+		{"output past the limit", map[string]any{"op": "spew", "mb": 1}, runtime.ErrOutputLimit, 10 * time.Second},
 	}
 	for _, tc := range limits {
 		t.Run(tc.name, func(t *testing.T) {

@@ -200,7 +200,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 			return fmt.Errorf("%w: %s: %v", ErrArchiveUnsafe, name, err)
 		}
 		return nil
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // the reader reports the old TypeRegA as TypeReg
 		return x.file(name, hdr, body)
 	case tar.TypeSymlink:
 		return x.symlink(name, hdr.Linkname)

@@ -45,7 +45,9 @@ const maxBundleMeta = 1 << 20
 
 // originDir keeps the archive (and signature) a pack was installed from,
 // by integrity, so a bundle carries the signed bytes themselves.
-func (h *Home) originDir() string { return filepath.Join(h.CacheDir(), "origins") }
+// They belong to this state directory, so they stay in its own cache/
+// when compiled modules are kept elsewhere (HomeOptions.ModuleCache).
+func (h *Home) originDir() string { return filepath.Join(h.dir, cacheDir, "origins") }
 
 // keepOrigin stores the archive file and its signature for integrity.
 func (h *Home) keepOrigin(integrity, archive string, sig []byte) error {

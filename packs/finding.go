@@ -6,7 +6,7 @@
 // Rule ids (severity in brackets; "e/w" means either, depending on the case):
 //
 //	pack-missing              [error]   the pack folder does not exist or is not a folder
-//	entry-missing             [e/w]     no entry doc (SKILL.md, README.md, *.md); warning when only the configured one is absent
+//	entry-missing             [e/w]     no entry doc (SKILL.md, or a README.md / *.md with frontmatter); warning when only the configured one is absent
 //	path-escape               [e/w]     a path leaves the pack or the scanned root (absolute, "..", symlink)
 //	read-error                [e/w]     a file could not be read, or is not a regular file (warning for a folder discovery skips)
 //	encoding                  [e/w]     binary content or invalid UTF-8; warning for a byte-order mark

@@ -73,6 +73,12 @@ type HomeOptions struct {
 	// (see Settled); nil is time.Now. A test sets one ahead of the files'
 	// times instead of waiting for them to settle.
 	Now func() time.Time
+	// ModuleCache is where compiled modules are kept (CacheDir), an
+	// absolute folder that several state directories may share
+	// ($PACKS_CACHE); "" is cache/ in the state directory. Entries are
+	// keyed by the module's digest and the compiler's version, so sharing
+	// never mixes two modules.
+	ModuleCache string
 }
 
 // Home is the state directory:
@@ -87,8 +93,9 @@ type HomeOptions struct {
 // Processes share a Home safely: installs and removes take an exclusive
 // lock on the directory, readers that need a stable view take a shared one.
 type Home struct {
-	dir string
-	log *slog.Logger
+	dir         string
+	moduleCache string // HomeOptions.ModuleCache, cleaned; "" for cache/
+	log         *slog.Logger
 	// hook, when set (by tests), runs before each step of a transaction; a
 	// test makes it fail or panic to prove every interruption recovers.
 	hook func(step string) error
@@ -161,16 +168,27 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("packs: state directory %q must be an absolute path", dir)
 	}
+	if opt.ModuleCache != "" && !filepath.IsAbs(opt.ModuleCache) {
+		return nil, fmt.Errorf("packs: module cache %q ($PACKS_CACHE) must be an absolute path", opt.ModuleCache)
+	}
 	h := &Home{dir: filepath.Clean(dir), log: opt.Logger, now: opt.Now}
+	if opt.ModuleCache != "" {
+		h.moduleCache = filepath.Clean(opt.ModuleCache)
+	}
 	if h.now == nil {
 		h.now = time.Now
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, d := range []string{h.dir, h.PacksDir(), h.CacheDir(), h.WorkspacesDir(), h.tmp()} {
+	for _, d := range []string{h.dir, h.PacksDir(), filepath.Join(h.dir, cacheDir), h.WorkspacesDir(), h.tmp()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("packs: state directory: %w: check the permissions of %s or pass --home", err, dir)
+		}
+	}
+	if h.moduleCache != "" {
+		if err := os.MkdirAll(h.moduleCache, 0o700); err != nil {
+			return nil, fmt.Errorf("packs: module cache: %w: check the permissions of %s or unset PACKS_CACHE", err, h.moduleCache)
 		}
 	}
 	unlock, err := h.lock(ctx, true)
@@ -197,8 +215,14 @@ func (h *Home) LockPath() string { return filepath.Join(h.dir, lockFile) }
 // PacksDir holds one folder per installed pack.
 func (h *Home) PacksDir() string { return filepath.Join(h.dir, packsDir) }
 
-// CacheDir is for the runtime's compiled-module cache.
-func (h *Home) CacheDir() string { return filepath.Join(h.dir, cacheDir) }
+// CacheDir is for the runtime's compiled-module cache: cache/ in the
+// state directory, or HomeOptions.ModuleCache.
+func (h *Home) CacheDir() string {
+	if h.moduleCache != "" {
+		return h.moduleCache
+	}
+	return filepath.Join(h.dir, cacheDir)
+}
 
 // WorkspacesDir holds chat workspaces.
 func (h *Home) WorkspacesDir() string { return filepath.Join(h.dir, workspacesDir) }

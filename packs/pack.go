@@ -136,6 +136,13 @@ func load(dir string, opt LoadOptions) (*Pack, []Finding) {
 	}
 	br := bufio.NewReaderSize(nil, readerBytes)
 	fm, body, ok := readEntry(abs, entry, show(entry.rel), folder, maxBytes, br, rep)
+	if last := len(rep.list) - 1; entry.fallback && last >= 0 && rep.list[last].Rule == "frontmatter-missing" {
+		// A README or other Markdown without frontmatter is not an entry
+		// doc that went wrong: the pack has none, and SKILL.md is what to
+		// add.
+		rep.list[last] = Finding{Pack: folder, File: show(skillDoc), Severity: SeverityError, Rule: "entry-missing",
+			Message: fmt.Sprintf("no SKILL.md (and %s, read in its place, has no frontmatter): add SKILL.md beginning with YAML frontmatter between \"---\" lines, holding at least name and description", entry.rel)}
+	}
 	p.Frontmatter, p.Body = fm, body
 	if ok && fm.Name != "" {
 		p.Name = fm.Name

@@ -169,7 +169,6 @@ type testCaseDoc struct {
 	Grant  yamlValue `yaml:"grant"`
 	Fakes  fakesDoc  `yaml:"fakes"`
 	Expect expectDoc `yaml:"expect"`
-	line   int
 }
 
 type fakesDoc struct {

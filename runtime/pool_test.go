@@ -14,11 +14,9 @@ func TestPoolKeepsManyKeysWarm(t *testing.T) {
 	h := newHarness(t, Config{PoolSize: 1})
 	p := modulePack(t, "many", "", pluginWasm, map[string]string{"echo": "echo"})
 	g := h.grant(p, nil)
-	var invs []Invocation
 	for range keys {
 		inv := h.invocation(p, "echo", `{}`, g)
 		inv.Workspace = t.TempDir()
-		invs = append(invs, inv)
 		if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 			t.Fatal(err)
 		}

@@ -471,7 +471,10 @@ func TestStaticBinary(t *testing.T) {
 		t.Skip("no make")
 	}
 	bin := filepath.Join(t.TempDir(), "packs")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
 	cmd := exec.Command(makeBin, "-C", "../..", "build", "BIN="+bin, "GO="+goBin, "VERSION=v0.0.1-static")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make build: %v\n%s", err, out)
@@ -493,4 +496,43 @@ func TestStaticBinary(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "packs v0.0.1-static\n") || !strings.Contains(string(out), "github.com/tetratelabs/wazero v1.") {
 		t.Errorf("packs --version: %v\n%s", err, out)
 	}
+
+	// make install puts that binary, every man page and the three shells'
+	// completions under DESTDIR/PREFIX, and make uninstall takes them away.
+	dest := t.TempDir()
+	install := func(target string) {
+		t.Helper()
+		cmd := exec.Command(makeBin, "-s", "-C", "../..", target, "BIN="+bin, "GO="+goBin, "VERSION=v0.0.1-static", "DESTDIR="+dest, "PREFIX=/usr")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make %s: %v\n%s", target, err, out)
+		}
+	}
+	install("install")
+	for rel, want := range map[string]string{
+		"usr/bin/packs":                                  "",
+		"usr/share/man/man1/packs.1":                     ".TH",
+		"usr/share/man/man1/packs-add.1":                 ".TH",
+		"usr/share/bash-completion/completions/packs":    "__start_packs",
+		"usr/share/zsh/site-functions/_packs":            "#compdef packs",
+		"usr/share/fish/vendor_completions.d/packs.fish": "complete -c packs",
+	} {
+		data, err := os.ReadFile(filepath.Join(dest, rel))
+		if err != nil {
+			t.Errorf("make install: %v", err)
+			continue
+		}
+		if !strings.Contains(string(data), want) {
+			t.Errorf("make install: %s lacks %q", rel, want)
+		}
+	}
+	if out, err := exec.Command(filepath.Join(dest, "usr/bin/packs"), "--version").Output(); err != nil || !strings.HasPrefix(string(out), "packs v0.0.1-static\n") {
+		t.Errorf("the installed packs --version: %v\n%s", err, out)
+	}
+	install("uninstall")
+	filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("make uninstall left %s", p)
+		}
+		return nil
+	})
 }

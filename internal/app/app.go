@@ -41,6 +41,10 @@ type Options struct {
 	// Getenv reads the environment (PATH, for the required tools a pack
 	// names); nil is os.Getenv.
 	Getenv func(string) string
+	// ModuleCache is where compiled modules are kept when not in the
+	// state directory (packs.HomeOptions.ModuleCache); "" reads
+	// $PACKS_CACHE through Getenv, and an empty one is the home's cache/.
+	ModuleCache string
 }
 
 // App is one open state directory and what is built on it.
@@ -80,7 +84,14 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now})
+	cache := opt.ModuleCache
+	if getenv := opt.Getenv; cache == "" {
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cache = getenv("PACKS_CACHE")
+	}
+	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now, ModuleCache: cache})
 	if err != nil {
 		return nil, err
 	}

@@ -105,8 +105,6 @@ func (r Redactor) Text(s string) string {
 	return r.cutDropped(rs.redact(s), dropped)
 }
 
-func (r Redactor) cut(s string) string { return r.cutDropped(s, 0) }
-
 // cutDropped cuts s to MaxValue; dropped bytes were cut already.
 func (r Redactor) cutDropped(s string, dropped int) string {
 	if !utf8.ValidString(s) {

@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -45,7 +46,7 @@ func newHarness(t testing.TB, in install) *harness {
 func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	t.Helper()
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/mcpserver"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -56,7 +57,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}

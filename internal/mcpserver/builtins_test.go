@@ -12,6 +12,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -21,7 +22,7 @@ import (
 func newBuiltinEnv(t *testing.T, policy string) (*testEnv, *app.App) {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: true})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: true, ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +32,7 @@ func newBuiltinEnv(t *testing.T, policy string) (*testEnv, *app.App) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
+	testcache.Builtins(t, rt, a.Home)
 	pol, err := capability.ParsePolicy("policy.toml", []byte(policy))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/testcache"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -35,7 +36,7 @@ func newEnv(t testing.TB, policy string) *testEnv {
 func newEnvPacks(t testing.TB, policy string, dirs ...string) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir()})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}

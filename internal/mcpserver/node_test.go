@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/packs-run/packs/internal/testcache"
 )
 
 // TestNodeClients runs the real MCP clients in test/mcp (the official
@@ -32,6 +34,9 @@ func TestNodeClients(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "test", "--silent")
 	cmd.Dir = dir
+	// Every packs process the clients start keeps compiled modules in the
+	// cache this package's tests share, not once per fresh home.
+	cmd.Env = append(os.Environ(), "PACKS_CACHE="+testcache.Dir())
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {

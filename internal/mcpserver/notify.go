@@ -1,3 +1,11 @@
+// MCP's logging (logging/setLevel, notifications/message, the _meta log
+// level) is deprecated by SEP-2577 as of protocol 2026-07-28 but stays in
+// the deprecation window, and clients of every protocol before it use it to
+// see what a guest logs. This file is the only one that touches the SDK's
+// logging API; the rest of the package knows a logLevel (RATIONALE.md, "Why
+// does packs still send MCP log notifications?").
+//
+//lint:file-ignore SA1019 MCP logging is deprecated (SEP-2577) but still in its window; see the comment above
 package mcpserver
 
 import (
@@ -9,6 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/packs-run/packs/capability"
 )
+
+// logLevel is an MCP logging level as this package keeps it; "" is none.
+type logLevel = mcp.LoggingLevel
+
+// loggingCapability is what the server states of logging in initialize.
+func loggingCapability() *mcp.LoggingCapabilities { return &mcp.LoggingCapabilities{} }
 
 // mcpLevels are MCP's logging levels, lowest first (RFC 5424's, reversed).
 var mcpLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
@@ -109,4 +123,18 @@ func (p *progressSender) guest(ctx context.Context, r capability.Progress) {
 	}
 	p.sent, p.last = true, params.Progress
 	_ = p.ss.NotifyProgress(ctx, params)
+}
+
+// requestLogLevel is the log level a request of a protocol newer than
+// syncProtocol names in its _meta (those protocols have no
+// logging/setLevel, and the SDK sends a request's log lines at and above
+// that level only), or else session, the level set with logging/setLevel.
+func requestLogLevel(version string, meta mcp.Meta, session mcp.LoggingLevel) mcp.LoggingLevel {
+	if version <= syncProtocol {
+		return session
+	}
+	if l, ok := meta[mcp.MetaKeyLogLevel].(string); ok && slices.Contains(mcpLevels, mcp.LoggingLevel(l)) {
+		return mcp.LoggingLevel(l)
+	}
+	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -347,18 +346,4 @@ func (a parkedApprover) ask(ctx context.Context, form *mcp.ElicitParams) (*mcp.E
 		a.pc.forget(a.p)
 		return nil, ctx.Err()
 	}
-}
-
-// requestLogLevel is the log level a request of a protocol newer than
-// syncProtocol names in its _meta (those protocols have no
-// logging/setLevel, and the SDK sends a request's log lines at and above
-// that level only), or else session, the level set with logging/setLevel.
-func requestLogLevel(version string, meta mcp.Meta, session mcp.LoggingLevel) mcp.LoggingLevel {
-	if version <= syncProtocol {
-		return session
-	}
-	if l, ok := meta[mcp.MetaKeyLogLevel].(string); ok && slices.Contains(mcpLevels, mcp.LoggingLevel(l)) {
-		return mcp.LoggingLevel(l)
-	}
-	return ""
 }

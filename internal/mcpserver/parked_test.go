@@ -321,6 +321,7 @@ func TestRoundTripLogLevel(t *testing.T) {
 			cs := e.connectVersion(t, "listener", newestProtocol, h.options())
 			params := &mcp.CallToolParams{Name: "work", Arguments: map[string]any{}}
 			if tt.level != "" {
+				//lint:ignore SA1019 MCP logging stays in its deprecation window (notify.go)
 				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: tt.level}
 			}
 			if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {

@@ -200,7 +200,7 @@ type conn struct {
 	tools  map[string]string // names registered on srv -> the chat's names
 	// logLevel is the level the client set with logging/setLevel; "" until
 	// it sets one (then guests' log lines are not sent).
-	logLevel mcp.LoggingLevel
+	logLevel logLevel
 
 	decl      declIndex // resources.json URIs, filled once as the chat opens
 	watch     *watcher  // files of subscribed resources
@@ -315,10 +315,11 @@ func (s *Server) newConn() *conn {
 // capabilities are the server's, as initialize and discovery state them.
 func capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
-		Tools:       &mcp.ToolCapabilities{ListChanged: true},
-		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-		Logging:     &mcp.LoggingCapabilities{},
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		//lint:ignore SA1019 MCP logging stays in its deprecation window (notify.go)
+		Logging:     loggingCapability(),
 		Completions: &mcp.CompletionCapabilities{},
 	}
 }

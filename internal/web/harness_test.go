@@ -18,6 +18,8 @@ import (
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/internal/testcache"
+	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -50,7 +52,7 @@ type envOptions struct {
 func newEnv(t testing.TB, opt envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins, Policy: opt.policy})
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Builtins: opt.builtins, Policy: opt.policy, ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +62,21 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
+	if opt.builtins {
+		testcache.Builtins(t, rt, a.Home)
+	}
+	// What a test installs is compiled as it is installed, as packs add
+	// does, so no browser step's deadline includes a compile. A module
+	// that does not compile is the call's failure to report, not this
+	// hook's.
+	a.Installed = append(a.Installed, func(ctx context.Context, entry packs.LockEntry) error {
+		if dir, err := a.Home.PackDir(entry.Name); err == nil {
+			if p, err := packs.Load(dir, packs.LoadOptions{}); err == nil {
+				_ = rt.Precompile(ctx, p)
+			}
+		}
+		return nil
+	})
 	log, err := audit.Open(ctx, a.DB, audit.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,17 @@ export function makeHome(t, policy, extraPacks = []) {
   return { home, env };
 }
 
+// inspectorEnv is the Inspector CLI's -e flags that pass env's PACKS_HOME,
+// PACKS_POLICY and PACKS_CACHE (the compiled modules the tests share) to the
+// packs process it starts: the Inspector gives its child only what -e names.
+export function inspectorEnv(env) {
+  const e = ["-e", `PACKS_HOME=${env.PACKS_HOME}`];
+  for (const name of ["PACKS_POLICY", "PACKS_CACHE"]) {
+    if (env[name]) e.push("-e", `${name}=${env[name]}`);
+  }
+  return e;
+}
+
 // startHTTP runs `packs mcp --http 127.0.0.1:0` and resolves with its URL
 // and the bearer token it made, read from the lines it prints on stderr.
 // Every request needs the token, on loopback too.

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { makeHome, nodeModules, pack, packsBin, startHTTP } from "../lib.mjs";
+import { inspectorEnv, makeHome, nodeModules, pack, packsBin, startHTTP } from "../lib.mjs";
 
 const run = promisify(execFile);
 const inspector = join(nodeModules, "@modelcontextprotocol", "inspector", "cli", "build", "cli.js");
@@ -20,11 +20,7 @@ async function inspect(args) {
 // stdio runs packs mcp as the Inspector's child, with env's PACKS_HOME and policy.
 // A call nobody approves waits 1 s in the approval queue, not the default
 // 2 minutes (the Inspector cannot elicit).
-const stdio = (env) => {
-  const e = ["-e", `PACKS_HOME=${env.PACKS_HOME}`];
-  if (env.PACKS_POLICY) e.push("-e", `PACKS_POLICY=${env.PACKS_POLICY}`);
-  return [...e, packsBin, "mcp", "--approval-timeout", "1s"];
-};
+const stdio = (env) => [...inspectorEnv(env), packsBin, "mcp", "--approval-timeout", "1s"];
 
 const policy = `[approval]\nauto_approve = ["open_docs", "read_file"]\n`;
 

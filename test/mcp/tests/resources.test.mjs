@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { buildConformance, conformanceDir, conformancePack, makeHome, nodeModules, packsBin, withTimeout } from "../lib.mjs";
+import { buildConformance, conformanceDir, conformancePack, inspectorEnv, makeHome, nodeModules, packsBin, withTimeout } from "../lib.mjs";
 
 const run = promisify(execFile);
 const inspector = join(nodeModules, "@modelcontextprotocol", "inspector", "cli", "build", "cli.js");
@@ -85,7 +85,7 @@ test("TypeScript SDK: a subscription fires when the resource's file changes", as
 test("Inspector CLI: reads a declared resource and gets a prompt with arguments", async (t) => {
   buildConformance();
   const { env } = makeHome(t, reads, [conformanceDir]);
-  const server = ["-e", `PACKS_HOME=${env.PACKS_HOME}`, "-e", `PACKS_POLICY=${env.PACKS_POLICY}`, packsBin, "mcp", "--approval-timeout", "1s"];
+  const server = [...inspectorEnv(env), packsBin, "mcp", "--approval-timeout", "1s"];
   const inspect = async (args) => JSON.parse((await run(process.execPath, [inspector, "--cli", ...server, ...args], { timeout: 120000, maxBuffer: 16 << 20 })).stdout);
   const res = await inspect(["--method", "resources/read", "--uri", "test://static-text"]);
   assert.match(res.contents[0].text, /static text resource/);
