@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
 // approveBy is who decided, as the audit log records it: the approver is
@@ -114,7 +113,7 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 				store.VerdictAllowChat: "approved, with calls of its class for the rest of the session,",
 				store.VerdictDeny:      "denied",
 			}[verdict]
-			fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, oneLine(id, 80), oneLine(q.Class, 200), oneLine(q.Client, 80))
+			fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, termtext.OneLine(id, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80))
 			return nil
 		},
 	}
@@ -132,33 +131,14 @@ func writeQueued(c *cli, calls []store.QueuedCall, now time.Time) {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
 		}
-		fmt.Fprintf(c.stdout, "%s  %s  from %s, waits %s more\n", oneLine(q.ID, 80), oneLine(q.Class, 200), oneLine(q.Client, 80), q.Expires.Sub(now).Round(time.Second))
-		fmt.Fprintf(c.stdout, "  arguments:    %s\n", oneLine(string(q.Arguments), 200))
+		fmt.Fprintf(c.stdout, "%s  %s  from %s, waits %s more\n", termtext.OneLine(q.ID, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80), q.Expires.Sub(now).Round(time.Second))
+		fmt.Fprintf(c.stdout, "  arguments:    %s\n", termtext.OneLine(string(q.Arguments), 200))
 		if len(q.Capabilities) > 0 {
 			fmt.Fprintf(c.stdout, "  capabilities: %s\n", strings.Join(q.Capabilities, ", "))
 		}
 		if len(q.Touches) > 0 {
-			fmt.Fprintf(c.stdout, "  touches:      %s\n", oneLine(strings.Join(q.Touches, ", "), 200))
+			fmt.Fprintf(c.stdout, "  touches:      %s\n", termtext.OneLine(strings.Join(q.Touches, ", "), 200))
 		}
 	}
 	fmt.Fprintf(c.stdout, "\npacks approve ID runs a call (--session: and its class for the session; --deny refuses it)\n")
-}
-
-// oneLine shows s on one line, without control characters (a pack or a
-// client could hide terminal escapes in what it names), cut to about n
-// bytes on a rune boundary.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -118,10 +118,16 @@ func Compact(raw json.RawMessage, n int) string {
 	return OneLine(buf.String(), n)
 }
 
-// OneLine folds s's runs of white space into one space and cuts it at n
-// bytes, on a character's boundary, marking the cut with "…".
+// OneLine folds s's runs of white space and control characters (a pack or
+// a client could hide terminal escapes in what it names) into one space and
+// cuts it at n bytes, on a character's boundary, marking the cut with "…".
 func OneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
 	if len(s) > n {
 		cut := n
 		for cut > 0 && s[cut]&0xC0 == 0x80 {
