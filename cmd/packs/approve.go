@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,26 +62,8 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 				db = a.DB
 			}
 			if len(args) == 0 {
-				var calls []store.QueuedCall
-				if db != nil {
-					if calls, err = db.WaitingCalls(ctx, time.Now()); err != nil {
-						return err
-					}
-				}
-				if asJSON {
-					if calls == nil {
-						calls = []store.QueuedCall{}
-					}
-					return json.NewEncoder(c.stdout).Encode(calls)
-				}
-				if len(calls) == 0 {
-					fmt.Fprintln(c.stderr, "packs: no calls are waiting for approval")
-					return nil
-				}
-				writeQueued(c, calls, time.Now())
-				return nil
+				return c.listQueued(ctx, db, asJSON)
 			}
-			id := args[0]
 			verdict := store.VerdictRunOnce
 			switch {
 			case deny:
@@ -88,33 +71,7 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 			case session:
 				verdict = store.VerdictAllowChat
 			}
-			q, err := store.QueuedCall{}, fmt.Errorf("%w: %s", store.ErrQueuedNotFound, id)
-			if db != nil {
-				q, err = db.Queued(ctx, id)
-			}
-			if err == nil {
-				err = db.DecideQueued(ctx, id, verdict, approveBy, time.Now())
-			}
-			switch {
-			case errors.Is(err, store.ErrQueuedNotFound):
-				return fmt.Errorf("approve: no call %s is waiting: packs approve lists the waiting calls", id)
-			case errors.Is(err, store.ErrQueuedExpired):
-				return fmt.Errorf("approve: call %s no longer waits (it timed out, or its client went away): the model may make it again", id)
-			case errors.Is(err, store.ErrQueuedDecided):
-				return fmt.Errorf("approve: call %s was already decided", id)
-			case err != nil:
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(c.stdout).Encode(approveResult{ID: id, Class: q.Class, Client: q.Client, Verdict: verdict, DecidedBy: approveBy})
-			}
-			what := map[string]string{
-				store.VerdictRunOnce:   "approved",
-				store.VerdictAllowChat: "approved, with calls of its class for the rest of the session,",
-				store.VerdictDeny:      "denied",
-			}[verdict]
-			fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, termtext.OneLine(id, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80))
-			return nil
+			return c.decideQueued(ctx, db, args[0], verdict, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -122,6 +79,60 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 	f.BoolVar(&session, "session", false, "run the call, and allow calls of its class for the rest of the client's session")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// listQueued prints the calls waiting in db (nil: none ever waited).
+func (c *cli) listQueued(ctx context.Context, db *store.DB, asJSON bool) error {
+	var calls []store.QueuedCall
+	if db != nil {
+		var err error
+		if calls, err = db.WaitingCalls(ctx, time.Now()); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		if calls == nil {
+			calls = []store.QueuedCall{}
+		}
+		return json.NewEncoder(c.stdout).Encode(calls)
+	}
+	if len(calls) == 0 {
+		fmt.Fprintln(c.stderr, "packs: no calls are waiting for approval")
+		return nil
+	}
+	writeQueued(c, calls, time.Now())
+	return nil
+}
+
+// decideQueued gives the waiting call id the person's verdict.
+func (c *cli) decideQueued(ctx context.Context, db *store.DB, id, verdict string, asJSON bool) error {
+	q, err := store.QueuedCall{}, fmt.Errorf("%w: %s", store.ErrQueuedNotFound, id)
+	if db != nil {
+		q, err = db.Queued(ctx, id)
+	}
+	if err == nil {
+		err = db.DecideQueued(ctx, id, verdict, approveBy, time.Now())
+	}
+	switch {
+	case errors.Is(err, store.ErrQueuedNotFound):
+		return fmt.Errorf("approve: no call %s is waiting: packs approve lists the waiting calls", id)
+	case errors.Is(err, store.ErrQueuedExpired):
+		return fmt.Errorf("approve: call %s no longer waits (it timed out, or its client went away): the model may make it again", id)
+	case errors.Is(err, store.ErrQueuedDecided):
+		return fmt.Errorf("approve: call %s was already decided", id)
+	case err != nil:
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(c.stdout).Encode(approveResult{ID: id, Class: q.Class, Client: q.Client, Verdict: verdict, DecidedBy: approveBy})
+	}
+	what := map[string]string{
+		store.VerdictRunOnce:   "approved",
+		store.VerdictAllowChat: "approved, with calls of its class for the rest of the session,",
+		store.VerdictDeny:      "denied",
+	}[verdict]
+	fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, termtext.OneLine(id, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80))
+	return nil
 }
 
 // writeQueued prints the waiting calls for a person: what each would run
