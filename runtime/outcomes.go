@@ -54,6 +54,9 @@ type Ending struct {
 // also wraps can change its exit status.
 var endings = []Ending{
 	{Name: "ok", Status: capability.StatusOK, ExitCode: ExitOK},
+	// A capability.DeniedError wraps ErrDenied with its cause (not granted,
+	// revoked, blocked, beyond the policy's ceiling, rejected by the
+	// approver, not approved): one row, whatever the cause.
 	{Name: "denied", Status: capability.StatusDenied, Kind: KindDenied, ExitCode: ExitDenied, errs: []error{capability.ErrDenied}},
 	{Name: "modified pack", Status: capability.StatusDenied, Kind: KindDenied, ExitCode: ExitDenied, errs: []error{packs.ErrModified}},
 	{Name: "invalid input", Status: capability.StatusInvalidInput, Kind: KindArguments, ExitCode: ExitInvalid, errs: []error{packs.ErrInvalidInput}},
