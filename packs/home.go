@@ -16,6 +16,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -183,12 +184,12 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	}
 	for _, d := range []string{h.dir, h.PacksDir(), filepath.Join(h.dir, cacheDir), h.WorkspacesDir(), h.tmp()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("packs: state directory: %w: check the permissions of %s or pass --home", err, dir)
+			return nil, mkdirError("state directory", dir, "pass --home a folder", err)
 		}
 	}
 	if h.moduleCache != "" {
 		if err := os.MkdirAll(h.moduleCache, 0o700); err != nil {
-			return nil, fmt.Errorf("packs: module cache: %w: check the permissions of %s or unset PACKS_CACHE", err, h.moduleCache)
+			return nil, mkdirError("module cache", h.moduleCache, "set PACKS_CACHE to a folder or unset it", err)
 		}
 	}
 	unlock, err := h.lock(ctx, true)
@@ -201,6 +202,20 @@ func OpenHome(ctx context.Context, dir string, opt HomeOptions) (*Home, error) {
 	}
 	h.cleanTmp()
 	return h, nil
+}
+
+// mkdirError says why the folder dir (the state directory or the module
+// cache, what) could not be made, and what to do: a file in the way is a
+// file, not a permissions problem.
+func mkdirError(what, dir, fix string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("packs: %s %s: %s is a file, not a folder: %s", what, dir, pe.Path, fix)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("packs: %s: %w: check the permissions of %s or %s", what, err, dir, fix)
+	}
+	return fmt.Errorf("packs: %s: %w: %s", what, err, fix)
 }
 
 // Dir is the state directory.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/packs-run/packs/capability"
@@ -254,7 +255,7 @@ func validate(req Request, args json.RawMessage, rec *capability.CallRecord) (*p
 		return nil, req.Invalid
 	}
 	if !valid {
-		return nil, fmt.Errorf("%w: the arguments are not valid JSON", packs.ErrInvalidInput)
+		return nil, fmt.Errorf("%w: the arguments are not valid JSON: %s", packs.ErrInvalidInput, jsonSyntaxWhere(args))
 	}
 	var tool *packs.Tool
 	switch {
@@ -502,4 +503,24 @@ func newInvocationID() string {
 // command under its grant (hostfns.Exec refuses any other).
 func (g Granted) HostCall(pack *packs.Pack, tool, workspace string) *hostfns.Call {
 	return &hostfns.Call{Pack: pack.Name, Tool: tool, Invocation: g.Invocation, Grant: g.Grant, Approval: g.Approval, Recorder: g.Recorder, PackRoot: pack.Dir, Workspace: workspace}
+}
+
+// jsonSyntaxWhere says where data stops being JSON, as "line L, column C:
+// what", counting from 1 in bytes.
+func jsonSyntaxWhere(data []byte) string {
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Sprint(err)
+	}
+	// Offset counts the bytes read up to and including the bad one; at
+	// the end of the input the place is just past the last byte.
+	idx := min(max(int(se.Offset)-1, 0), len(data))
+	if strings.Contains(se.Error(), "unexpected end") {
+		idx = len(data)
+	}
+	line := bytes.Count(data[:idx], []byte("\n")) + 1
+	col := idx - (bytes.LastIndexByte(data[:idx], '\n') + 1) + 1
+	return fmt.Sprintf("line %d, column %d: %s", line, col, strings.TrimPrefix(se.Error(), "json: "))
 }

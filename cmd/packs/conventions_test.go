@@ -304,6 +304,12 @@ func TestReadOnlyCommands(t *testing.T) {
 	if r.stdout != "" || !strings.Contains(r.stderr, "no packs installed") {
 		t.Errorf("list: %+v", r)
 	}
+	// A newcomer is told where the built-ins are (issue 26).
+	for _, want := range []string{"built-in packs", "current-time", "first time you run packs chat"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("list on a new home does not say %q: %s", want, r.stderr)
+		}
+	}
 	if got := listJSON(t, home); len(got) != 0 {
 		t.Errorf("list --json: %+v", got)
 	}

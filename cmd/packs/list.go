@@ -16,6 +16,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -69,7 +70,9 @@ Discovery warnings go to stderr. With --json it prints one JSON array.`,
 				return writeJSON(c.stdout, out)
 			}
 			if len(out) == 0 {
-				fmt.Fprintln(c.stderr, "no packs installed: add one with packs add SOURCE")
+				fmt.Fprintf(c.stderr, "no packs installed: add one with packs add SOURCE\n"+
+					"the built-in packs (%s) are installed the first time you run packs chat, mcp, serve or run\n",
+					strings.Join(builtin.Names(), ", "))
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)

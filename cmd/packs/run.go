@@ -40,7 +40,7 @@ func (c *cli) runCommand() *cobra.Command {
 		asJSON    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "run PACK TOOL [--input JSON | --input -] [--workspace DIR] [--yes] [--json]",
+		Use:   "run PACK TOOL [--input JSON | --input - | --input @FILE] [--workspace DIR] [--yes] [--json]",
 		Short: "Run one tool of a pack through the approval gate",
 		Long: `run calls one tool of an installed pack (or of the pack folder at PACK, when
 PACK is a path) and prints the tool's JSON result on stdout.
@@ -51,8 +51,8 @@ and without a policy that approves it, the call is denied. --yes never
 grants a capability: the tool holds only what was granted at packs add. An
 installed pack whose files no longer match packs.lock does not run.
 
---input is the tool's arguments as JSON ("-" reads them from stdin; the
-default is {}). The tool sees the workspace (default <home>/workspaces/cli)
+--input is the tool's arguments as JSON ("-" reads them from stdin, "@FILE"
+from that file; the default is {}). The tool sees the workspace (default <home>/workspaces/cli)
 at /workspace.
 
 A tool that returns content blocks ("output": "content" in its tools.json:
@@ -91,29 +91,43 @@ capability or the policy, 4 invalid input, 5 time, memory or output limit.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&input, "input", "", `the tool's arguments as JSON, or "-" to read them from stdin (default {})`)
+	f.StringVar(&input, "input", "", `the tool's arguments as JSON, "-" to read them from stdin, or @FILE (default {})`)
 	f.StringVar(&workspace, "workspace", "", "the folder the tool sees at /workspace (default <home>/workspaces/cli)")
 	f.BoolVarP(&yes, "yes", "y", false, "approve this one call")
 	f.BoolVar(&asJSON, "json", false, "print a content tool's blocks as JSON (see above)")
 	return cmd
 }
 
-// readInput returns the --input value, reading stdin for "-".
+// readInput returns the --input value: JSON as it is, "-" reads stdin,
+// "@FILE" reads that file (a JSON text starts with neither).
 func (c *cli) readInput(flag string) (json.RawMessage, error) {
-	switch flag {
-	case "":
+	var (
+		r    io.Reader
+		from string
+	)
+	switch {
+	case flag == "":
 		return json.RawMessage("{}"), nil
-	case "-":
-		b, err := io.ReadAll(io.LimitReader(c.stdin, maxInputRead+1))
+	case flag == "-":
+		r, from = c.stdin, "stdin"
+	case strings.HasPrefix(flag, "@"):
+		f, err := os.Open(flag[1:])
 		if err != nil {
-			return nil, fmt.Errorf("run: reading --input from stdin: %w", err)
+			return nil, exitWith(exitInvalid, fmt.Errorf("run: --input %s: %w: give the path of a JSON file after @", flag, err))
 		}
-		if len(b) > maxInputRead {
-			return nil, exitWith(exitInvalid, fmt.Errorf("run: --input on stdin is over %d MiB: pass less", maxInputRead>>20))
-		}
-		return b, nil
+		defer f.Close()
+		r, from = f, flag[1:]
+	default:
+		return json.RawMessage(flag), nil
 	}
-	return json.RawMessage(flag), nil
+	b, err := io.ReadAll(io.LimitReader(r, maxInputRead+1))
+	if err != nil {
+		return nil, fmt.Errorf("run: reading --input from %s: %w", from, err)
+	}
+	if len(b) > maxInputRead {
+		return nil, exitWith(exitInvalid, fmt.Errorf("run: --input from %s is over %d MiB: pass less", from, maxInputRead>>20))
+	}
+	return b, nil
 }
 
 // runRequest is one packs run.

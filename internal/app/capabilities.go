@@ -123,6 +123,16 @@ func (a *App) resolveCapabilities(ctx context.Context, refs []string) (resolved,
 	r.ids, r.packs = []string{}, []string{}
 	for _, ref := range refs {
 		c, err := a.Capability(ctx, ref)
+		if errors.Is(err, packs.ErrNotInstalled) && builtin.Is(strings.ReplaceAll(ref, "_", "-")) {
+			// A built-in is there for the asking: the built-ins arrive
+			// with the first chat, and an agent may be made before it.
+			if err = a.EnsureBuiltins(ctx); err == nil {
+				c, err = a.Capability(ctx, ref)
+			}
+			if errors.Is(err, packs.ErrNotInstalled) {
+				return r, fmt.Errorf("%w: %q is a built-in that is not installed here: the policy leaves it out, or it was removed (packs add builtin:%s brings it back)", ErrUnknownCapability, ref, strings.ReplaceAll(ref, "_", "-"))
+			}
+		}
 		if errors.Is(err, packs.ErrNotInstalled) {
 			return r, fmt.Errorf("%w: %q is neither a built-in nor an installed pack", ErrUnknownCapability, ref)
 		}

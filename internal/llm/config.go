@@ -81,6 +81,9 @@ func (c Config) Validate() error {
 	if c.Model == "" {
 		return fmt.Errorf("%w: no model: pass --model or set PACKS_MODEL", ErrConfig)
 	}
+	if c.APIKey == "" && hostedAPI[u.Hostname()] {
+		return fmt.Errorf("%w: no API key for %s at %s: set %s or PACKS_API_KEY (or name the variable with api_key_env in the config file)", ErrConfig, c.Provider, u.Host, providerKeyEnv(c.Provider))
+	}
 	if c.MaxTokens <= 0 {
 		return fmt.Errorf("%w: max_tokens must be positive", ErrConfig)
 	}
@@ -206,6 +209,11 @@ func Resolve(path string, getenv func(string) string, flags Config) (Config, err
 	}
 	return c, c.Validate()
 }
+
+// hostedAPI are the providers' own services, which answer every request
+// without a key with an error: without one, packs says so before a chat
+// starts. Servers of one's own (Ollama, a proxy) may need none.
+var hostedAPI = map[string]bool{"api.anthropic.com": true, "api.openai.com": true}
 
 func providerKeyEnv(provider string) string {
 	if provider == ProviderAnthropic {

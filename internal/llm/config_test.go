@@ -42,8 +42,8 @@ tools = false
 			Config{Provider: "openai", BaseURL: "http://file.example:8080/v1", Model: "file-model", APIKey: "k1", MaxTokens: 777, Timeout: 90 * time.Second, NoTools: true}},
 		{"env over file", file, map[string]string{"PACKS_MODEL": "env-model", "PACKS_BASE_URL": "https://env.example/v1", "PACKS_API_KEY": "k2"}, Config{},
 			Config{Provider: "openai", BaseURL: "https://env.example/v1", Model: "env-model", APIKey: "k2", MaxTokens: 777, Timeout: 90 * time.Second, NoTools: true}},
-		{"flags over env", file, map[string]string{"PACKS_MODEL": "env-model", "PACKS_PROVIDER": "openai"}, Config{Model: "flag-model", Provider: "anthropic"},
-			Config{Provider: "anthropic", BaseURL: DefaultAnthropicBaseURL, Model: "flag-model", MaxTokens: 777, Timeout: 90 * time.Second, NoTools: true}},
+		{"flags over env", file, map[string]string{"PACKS_MODEL": "env-model", "PACKS_PROVIDER": "openai", "MY_KEY": "k1"}, Config{Model: "flag-model", Provider: "anthropic"},
+			Config{Provider: "anthropic", BaseURL: DefaultAnthropicBaseURL, Model: "flag-model", APIKey: "k1", MaxTokens: 777, Timeout: 90 * time.Second, NoTools: true}},
 		{"same provider keeps the file's URL", file, nil, Config{Provider: "openai"},
 			Config{Provider: "openai", BaseURL: "http://file.example:8080/v1", Model: "file-model", MaxTokens: 777, Timeout: 90 * time.Second, NoTools: true}},
 		{"missing file is fine", filepath.Join(dir, "absent.toml"), nil, Config{Model: "m"},
@@ -142,4 +142,35 @@ func FuzzConfigFile(f *testing.F) {
 			t.Fatalf("accepted provider %q", s.c.Provider)
 		}
 	})
+}
+
+// TestHostedAPINeedsKey: the providers' own services without an API key
+// are refused before any request, naming the variable to set; a server of
+// one's own needs none.
+func TestHostedAPINeedsKey(t *testing.T) {
+	for _, tt := range []struct {
+		provider, base, key, want string
+	}{
+		{ProviderAnthropic, DefaultAnthropicBaseURL, "", "ANTHROPIC_API_KEY"},
+		{ProviderOpenAI, "https://api.openai.com/v1", "", "OPENAI_API_KEY"},
+		{ProviderAnthropic, DefaultAnthropicBaseURL, "sk-ant-x", ""},
+		{ProviderOpenAI, DefaultOpenAIBaseURL, "", ""},
+		{ProviderAnthropic, "http://127.0.0.1:8080", "", ""},
+	} {
+		c := Config{Provider: tt.provider, BaseURL: tt.base, Model: "m", APIKey: tt.key, MaxTokens: 10, Timeout: time.Second}
+		err := c.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s at %s: %v", tt.provider, tt.base, err)
+		case tt.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(errString(err), tt.want)):
+			t.Errorf("%s at %s without a key: %v", tt.provider, tt.base, err)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
