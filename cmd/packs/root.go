@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -142,7 +144,7 @@ func errorHint(err error) string {
 	switch {
 	case errors.Is(err, packs.ErrModified):
 		return ": reinstall the pack with packs add, or remove it with packs remove"
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return ": see packs list, or install it with packs add"
 	}
 	switch {
@@ -158,7 +160,44 @@ func errorHint(err error) string {
 	if name, ok := missingSecret(err); ok {
 		return ": set it with packs secret set " + name
 	}
+	if grant, ok := grantCommand(err); ok {
+		return ": grant it with " + grant
+	}
 	return ""
+}
+
+// packError is an error of a command on one installed pack, so that a
+// hint can name the pack.
+type packError struct {
+	pack string
+	err  error
+}
+
+func (e *packError) Error() string { return e.err.Error() }
+func (e *packError) Unwrap() error { return e.err }
+
+// grantCommand is the packs grant command that lifts a denial by the
+// person's grant (not by the policy or the pack's request, which no grant
+// lifts) of a command on an installed pack.
+func grantCommand(err error) (string, bool) {
+	var (
+		de *capability.DeniedError
+		pe *packError
+	)
+	if !errors.As(err, &de) || !errors.As(err, &pe) || de.Layer != capability.LayerUser || de.Capability == "" || !packs.ValidName(pe.pack) {
+		return "", false
+	}
+	grant := string(de.Capability)
+	res := de.Resource
+	if de.Capability == capability.Network {
+		if host, port, err := net.SplitHostPort(res); err == nil && (port == "443" || port == "80") {
+			res = host // a pattern without a port allows 80 and 443
+		}
+	}
+	if res != "" && !strings.HasPrefix(res, "packs:") { // packs:host/... names a host function, not a resource
+		grant += "=" + res
+	}
+	return "packs grant " + pe.pack + " " + grant, true
 }
 
 // addrFlags name, per command, the flag that chooses where it listens.
@@ -183,6 +222,9 @@ optional skill.toml (the capabilities the pack asks for) and an optional
 tools.json (tools run as WebAssembly, each holding only what was granted).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+					return usageError("unknown command %q: did you mean packs %s? (packs --help lists them all)", args[0], strings.Join(sug, " or packs "))
+				}
 				return usageError("unknown command %q: run packs --help for the list", args[0])
 			}
 			return nil
@@ -192,9 +234,10 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 			cmd.Help()
 			return usageError("")
 		},
-		Version:       version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Version:                    version(),
+		SuggestionsMinimumDistance: 2,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
 	}
 	root.SetVersionTemplate(versionText())
 	root.SetOut(c.stdout)
@@ -207,6 +250,7 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 	f.StringVar(&c.home, "home", "", "state directory (default $PACKS_HOME, else $XDG_DATA_HOME/packs, else ~/.local/share/packs)")
 	f.StringVar(&c.policy, "policy", "", "enterprise policy file (default $PACKS_POLICY)")
 	root.AddCommand(c.commands()...)
+	c.addCompletions(root)
 	return root
 }
 
@@ -218,7 +262,7 @@ func (c *cli) open(ctx context.Context) (*app.App, error) { return c.openWith(ct
 // built-in packs (app.Options.Builtins): for the commands that run chats
 // and tools.
 func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +284,7 @@ func (c *cli) policyPath() string {
 // (nothing is installed). The policy is still loaded: a malformed one stops
 // every command.
 func (c *cli) openExisting(ctx context.Context) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}

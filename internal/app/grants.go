@@ -12,6 +12,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
@@ -31,7 +32,7 @@ import (
 // reads as revoked until the person keeps it (App.KeepGrant).
 type Grants struct {
 	DB         *store.DB
-	Home       *packs.Home
+	Home       *dist.Home
 	LapseAfter time.Duration // 0: grants do not lapse
 }
 
@@ -85,7 +86,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 	}
 	e, err := g.Home.Entry(ref.Name)
 	switch {
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return nil, nil
 	case err != nil:
 		return nil, err
