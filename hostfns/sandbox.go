@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns/confine"
@@ -214,6 +215,30 @@ func (sb *sandbox) start(cmd *exec.Cmd, stdin io.Reader, stdout, stderr io.Write
 	}
 	sb.confined.Stdin, sb.confined.Stdout, sb.confined.Stderr = stdin, stdout, stderr
 	return sb.confined.Start()
+}
+
+// watch is how Exec learns that cmd is over: exited is closed when it
+// is, and reap then waits for its output (delay at most past its end)
+// and returns its exit status (128+n for a death by signal n; -1 when
+// unknown). A confined command is over when its supervisor reports it,
+// every process of the call gone: its supervisor's exit is reaped in the
+// background.
+func (sb *sandbox) watch(cmd *exec.Cmd, delay time.Duration) (exited <-chan struct{}, reap func() (int, error)) {
+	if sb.confined != nil {
+		return sb.confined.Exited(), func() (int, error) {
+			code, err := sb.confined.Finish(delay)
+			if code < 0 {
+				code = exitCode(cmd)
+			}
+			return code, err
+		}
+	}
+	cmd.WaitDelay = delay
+	exited, wait := watch(cmd)
+	return exited, func() (int, error) {
+		err := wait()
+		return exitCode(cmd), err
+	}
 }
 
 // release says the command is reaped: the next supervisor may start.

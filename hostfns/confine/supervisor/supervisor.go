@@ -37,17 +37,34 @@ const Probe = "probe"
 // its namespaces made and its runtime up, and wait there.
 const Serve = "serve"
 
-// StatusFD is the supervisor's end of the status pipe: it writes why the
-// confinement failed, or closes it once the command has started.
+// StatusFD is the supervisor's end of the status pipe: it writes Ready
+// once it waits for its call, then Failed and why the confinement failed,
+// or Started once the command runs confined, then Exited and the
+// command's status once the command and every process it left are gone.
 const StatusFD = 3
 
 // WireFD is where the supervisor reads its Wire; at end of file without
 // one (its parent gone, or never needing it) it exits.
 const WireFD = 4
 
-// Ready is the byte a supervisor writes on the status pipe once it runs
-// and waits for its Wire; what follows is the status of the command.
-const Ready = 'R'
+// The bytes that open each message on the status pipe.
+const (
+	// Ready: the supervisor runs and waits for its Wire.
+	Ready = 'R'
+	// Failed, then why, to the end of the pipe: the confinement could not
+	// be built; the command did not start.
+	Failed = 'F'
+	// Started: the command runs confined.
+	Started = 'S'
+	// Exited, then the command's status in decimal (its exit status, or
+	// 128+n when signal n killed it) and a newline: the command
+	// is gone and, in namespaces of its own, every process it left was
+	// killed and reaped, and the supervisor let go of the command's
+	// standard streams. Only the supervisor's own exit (and, in
+	// namespaces, the namespaces' teardown) remains: the parent need not
+	// wait for it.
+	Exited = 'X'
+)
 
 // SetupExit is the supervisor's exit status when it could not confine.
 const SetupExit = 125
@@ -124,7 +141,7 @@ func run(mode string) int {
 		return SetupExit // no call came: nothing to say, nobody to say it to
 	}
 	fail := func(what string, err error) int {
-		msg := what
+		msg := string(rune(Failed)) + what
 		if err != nil {
 			msg += ": " + err.Error()
 		}
@@ -166,7 +183,7 @@ func run(mode string) int {
 	if err != nil {
 		return fail("start "+w.Path, err)
 	}
-	syscall.Close(StatusFD)
+	syscall.Write(StatusFD, []byte{Started})
 	// Signals the parent sends the supervisor (SIGTERM at the time limit)
 	// go on to the command; as the namespace's init, the supervisor would
 	// otherwise ignore them.
@@ -184,10 +201,38 @@ func run(mode string) int {
 			break
 		}
 	}
+	status := ws.ExitStatus()
 	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+		status = 128 + int(ws.Signal())
 	}
-	return ws.ExitStatus()
+	if w.Namespaced {
+		killAll()
+	}
+	// The command's streams reach their end for the parent once nothing
+	// of the command holds them (without namespaces, the parent kills the
+	// process group on Exited).
+	for fd := range 3 {
+		syscall.Close(fd)
+	}
+	syscall.Write(StatusFD, []byte(string(rune(Exited))+strconv.Itoa(status)+"\n"))
+	return status
+}
+
+// killAll kills every other process of the supervisor's PID namespace
+// (what the command left running) and reaps them all: once it returns,
+// none runs, none can write a file, none holds a descriptor. As the
+// namespace's init, the supervisor inherits every orphan; kill(-1) is
+// atomic against fork (a process forking meanwhile fails its fork), so
+// when wait4 reports no child left, the namespace has no process but the
+// supervisor.
+func killAll() {
+	syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		_, err := syscall.Wait4(-1, nil, syscall.WALL, nil)
+		if err != nil && err != syscall.EINTR {
+			return // ECHILD: none left
+		}
+	}
 }
 
 // readAll reads fd to its end.
