@@ -61,6 +61,33 @@ func TestConfinedShell(t *testing.T) {
 	}
 }
 
+// TestConfinedNoCapabilities: root of its own user namespace, the command
+// holds no capability in its bounding set (none can come back at an exec)
+// and none in effect.
+func TestConfinedNoCapabilities(t *testing.T) {
+	if !Probe().Full() {
+		t.Skip("no full confinement here")
+	}
+	const py = "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no " + py + " here")
+	}
+	ws := t.TempDir()
+	// prctl(PR_CAPBSET_READ, c) is 1 for each capability held; capget's
+	// first effective word is the effective set's low 32 bits.
+	script := `import ctypes, os
+l = ctypes.CDLL(None, use_errno=True)
+held = [c for c in range(64) if l.prctl(23, c, 0, 0, 0) == 1]
+hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+l.capget(hdr, data)
+print("uid", os.getuid(), "bounding", held, "effective", data[0], data[3])`
+	out, code := run(t, Spec{Path: py, Args: []string{"python3", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: ws, Write: []string{ws}})
+	if code != 0 || !strings.Contains(out, "bounding [] effective 0 0") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
 // BenchmarkSupervisor is one confined command from Command to its end as
 // hostfns.Exec sees it (Exited, then Finish: output copied, status known;
 // the supervisor's own exit is reaped in the background): with a
