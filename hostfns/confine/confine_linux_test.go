@@ -3,6 +3,8 @@ package confine
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/packs-run/packs/hostfns/confine/supervisor"
 )
 
 // run runs argv confined with ws writable and returns its output and exit
@@ -85,6 +89,53 @@ print("uid", os.getuid(), "bounding", held, "effective", data[0], data[3])`
 	out, code := run(t, Spec{Path: py, Args: []string{"python3", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: ws, Write: []string{ws}})
 	if code != 0 || !strings.Contains(out, "bounding [] effective 0 0") {
 		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+// TestSupervisorReports: the supervisor's status pipe, in each kind it
+// can be (in namespaces of its own or not): a command that started gives
+// its output and its exit status at Exited; one that cannot start is
+// ErrSetup with the supervisor's reason.
+func TestSupervisorReports(t *testing.T) {
+	sup := Probe()
+	if sup.Mode() == ModeNone {
+		t.Skip("no confinement here")
+	}
+	kinds := []bool{false}
+	if sup.Full() {
+		kinds = append(kinds, true)
+	}
+	for _, inNamespaces := range kinds {
+		t.Run(fmt.Sprintf("namespaced=%v", inNamespaces), func(t *testing.T) {
+			ws := t.TempDir()
+			start := func(spec Spec, stdout, stderr io.Writer) (*Cmd, error) {
+				w, err := toWire(spec, inNamespaces, sup.LandlockABI)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := warm.take(inNamespaces)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := &Cmd{Cmd: s.cmd, sup: s, wire: supervisor.Encode(w), Stdin: strings.NewReader("in\n"), Stdout: stdout, Stderr: stderr}
+				return c, c.Start()
+			}
+			var out, errs bytes.Buffer
+			c, err := start(shell(t, ws, "cat; echo err >&2; exit 3"), &out, &errs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-c.Exited()
+			code, err := c.Finish(time.Second)
+			if code != 3 || err != nil || out.String() != "in\n" || errs.String() != "err\n" {
+				t.Fatalf("= %d, %v; stdout %q, stderr %q", code, err, out.String(), errs.String())
+			}
+			missing := filepath.Join(ws, "missing")
+			_, err = start(Spec{Path: missing, Args: []string{"missing"}, Dir: ws, Write: []string{ws}}, io.Discard, io.Discard)
+			if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "start "+missing) {
+				t.Fatalf("a missing program: %v; want ErrSetup naming it", err)
+			}
+		})
 	}
 }
 
