@@ -239,8 +239,10 @@ func (c *Cmd) Wait() error {
 	return err
 }
 
-// drain waits for the output's copies; delay > 0 bounds the wait, after
-// which the streams are closed and what was not copied is lost.
+// drain waits for the output's copies, then closes the parent's ends of
+// the command's streams (a copy of standard input still blocked on a
+// process that holds it and does not read ends there); delay > 0 bounds
+// the wait, after which what was not copied is lost.
 func (c *Cmd) drain(delay time.Duration) {
 	done := make(chan struct{})
 	go func() {
@@ -250,12 +252,14 @@ func (c *Cmd) drain(delay time.Duration) {
 	if delay > 0 {
 		select {
 		case <-done:
-			return
 		case <-time.After(delay):
-			c.sup.stdout.Close()
-			c.sup.stderr.Close()
 		}
+	} else {
+		<-done
 	}
+	c.sup.stdin.Close()
+	c.sup.stdout.Close()
+	c.sup.stderr.Close()
 	<-done
 }
 

@@ -139,6 +139,46 @@ func TestSupervisorReports(t *testing.T) {
 	}
 }
 
+// TestNoDescriptorLeft: a call leaves none of its pipes open in the
+// parent (each supervisor has five). The supervisors of past calls are
+// reaped in the background, each holding its pidfd until then: a few may
+// still be on their way out.
+func TestNoDescriptorLeft(t *testing.T) {
+	if !Probe().Full() {
+		t.Skip("no full confinement here")
+	}
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	ws := t.TempDir()
+	Prepare()
+	before := fds()
+	const calls = 20
+	for range calls {
+		cmd, err := Command(shell(t, ws, "echo out; echo err >&2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("in"), io.Discard, io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		<-cmd.Exited()
+		if code, err := cmd.Finish(time.Second); code != 0 || err != nil {
+			t.Fatalf("= %d, %v", code, err)
+		}
+		cmd.Release()
+		Prepare()
+	}
+	if after := fds(); after > before+4 {
+		t.Fatalf("%d descriptors open before %d calls, %d after", before, calls, after)
+	}
+}
+
 // BenchmarkSupervisor is one confined command from Command to its end as
 // hostfns.Exec sees it (Exited, then Finish: output copied, status known;
 // the supervisor's own exit is reaped in the background): with a
