@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,6 +137,48 @@ func TestSupervisorReports(t *testing.T) {
 				t.Fatalf("a missing program: %v; want ErrSetup naming it", err)
 			}
 		})
+	}
+}
+
+// TestSupervisorForwardsSignals: SIGTERM to the supervisor (what Exec
+// sends at the time limit) reaches the command, which may end as it likes.
+func TestSupervisorForwardsSignals(t *testing.T) {
+	if Probe().Mode() == ModeNone {
+		t.Skip("no confinement here")
+	}
+	ws := t.TempDir()
+	cmd, err := Command(shell(t, ws, `trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 0.01; done`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, err := pr.Read(buf)
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(buf[:n]), "ready") {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	select {
+	case <-cmd.Exited():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not end at SIGTERM")
+	}
+	code, err := cmd.Finish(time.Second)
+	pw.Close()
+	if code != 7 || err != nil {
+		t.Fatalf("= %d, %v; want the command's own exit 7", code, err)
 	}
 }
 

@@ -134,6 +134,21 @@ func run(mode string) int {
 	// comes: a supervisor started ahead has done it by then. Then it says
 	// it is ready (Ready on the status pipe), and waits for its call.
 	lo := loopbackUp()
+	// Signals the parent sends the supervisor (SIGTERM at the time limit)
+	// go on to the command; as the namespace's init, the supervisor would
+	// otherwise ignore them. Their handler and the goroutine that forwards
+	// them start before the call comes (their threads would otherwise
+	// start beside the command, and slow its start on a busy machine);
+	// what comes before the command runs waits for it.
+	started := make(chan int, 1)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		pid := <-started
+		for s := range sigs {
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
 	// What no call changes is done before the call comes, too: the init
 	// of a PID namespace of its own (a namespaced supervisor) empties its
 	// capability bounding set, and any sets no_new_privs. restrict makes
@@ -191,17 +206,8 @@ func run(mode string) int {
 	if err != nil {
 		return fail("start "+w.Path, err)
 	}
+	started <- pid
 	syscall.Write(StatusFD, []byte{Started})
-	// Signals the parent sends the supervisor (SIGTERM at the time limit)
-	// go on to the command; as the namespace's init, the supervisor would
-	// otherwise ignore them.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	go func() {
-		for s := range sigs {
-			syscall.Kill(pid, s.(syscall.Signal))
-		}
-	}()
 	var ws syscall.WaitStatus
 	for {
 		_, err := syscall.Wait4(pid, &ws, 0, nil)
