@@ -89,13 +89,6 @@ func (a *App) DiscoverConfig() (DiscoverConfig, error) {
 	return f.Discover, nil
 }
 
-func (a *App) getenv(k string) string {
-	if a.Getenv == nil {
-		return os.Getenv(k)
-	}
-	return a.Getenv(k)
-}
-
 // DiscoverRoots lists the folders discovery scans, in order: the given
 // folders (extra, then $PACKS_PATH, then [discover] paths), then the
 // project folders below wd, then the user folders under $HOME. The usual
@@ -107,7 +100,7 @@ func (a *App) DiscoverRoots(wd string, extra []string) ([]Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	home := a.getenv("HOME")
+	home := a.getenv()("HOME")
 	var out []Root
 	seen := map[string]bool{}
 	add := func(dir string, kind RootKind, mustExist bool) {
@@ -127,7 +120,7 @@ func (a *App) DiscoverRoots(wd string, extra []string) ([]Root, error) {
 		out = append(out, Root{Dir: abs, Kind: kind})
 	}
 	given := slices.Clone(extra)
-	given = append(given, filepath.SplitList(a.getenv("PACKS_PATH"))...)
+	given = append(given, filepath.SplitList(a.getenv()("PACKS_PATH"))...)
 	given = append(given, cfg.Paths...)
 	for _, d := range given {
 		if d != "" {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,18 +101,20 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		}
 		model = Model{Provider: p, Describe: "openai fake"}
 	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, nil, log, func(string) string { return "" }, nil)
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := chat.Deps{Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl, Workspaces: a.Home.WorkspacesDir()}
 	var inPlace *app.InPlaceCatalog
 	if opt.userHome != "" {
+		// Discovery reads HOME through the app: the machine's own home
+		// is never scanned; the rest of the environment is the process's.
 		a.Getenv = func(k string) string {
 			if k == "HOME" {
 				return opt.userHome
 			}
-			return ""
+			return os.Getenv(k)
 		}
 		inPlace = &app.InPlaceCatalog{App: a}
 		deps.Catalog = chat.Catalogs{deps.Catalog, *inPlace}
