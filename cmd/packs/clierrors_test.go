@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/packs-run/packs/internal/testcache"
 )
 
 // TestRunInvalidJSONSaysWhere: --input that is not JSON is refused with
@@ -72,6 +74,8 @@ func TestDeniedByGrantSaysTheCommand(t *testing.T) {
 	if out, err := exec.Command("make", "-s", "-C", "../../wasm-examples", "web-reader/bin/web-reader.wasm", "web-reader/bin/html-to-markdown.wasm").CombinedOutput(); err != nil {
 		t.Fatalf("make: %v\n%s", err, out)
 	}
+	// Three homes install the same modules: compiled once, not three times.
+	t.Setenv("PACKS_CACHE", testcache.Dir())
 	for _, tt := range []struct{ grant, url, want string }{
 		{"none", "https://docs.python.org/3/", ": grant it with packs grant web-reader network"},
 		{"network=en.wikipedia.org", "https://docs.python.org/3/", ": grant it with packs grant web-reader network=docs.python.org"},

@@ -24,6 +24,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PACKS_CLI_CHILD") == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// A child that is this race-built binary would sleep a second at
+	// exit for late race reports (GORACE atexit_sleep_ms, 1000 by
+	// default): that second was most of what a child packs command took.
+	// This process keeps its own setting; the children read this one.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	cleanup := isolateHome()
 	code := m.Run()
 	cleanup()

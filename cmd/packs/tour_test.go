@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/packs-run/packs/internal/testcache"
 )
 
 // TestReadmeTour runs the README's tour verbatim, in order, on a fresh
@@ -40,7 +42,7 @@ func TestReadmeTour(t *testing.T) {
 	if len(steps) < 8 {
 		t.Fatalf("found %d tour commands in the README", len(steps))
 	}
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PACKS_HOME="+filepath.Join(t.TempDir(), "home"), "PACKS_POLICY=", "PACKS_CACHE=")
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PACKS_HOME="+filepath.Join(t.TempDir(), "home"), "PACKS_POLICY=", "PACKS_CACHE="+testcache.Dir())
 	for _, s := range steps {
 		cmd := exec.Command("bash", "-c", s.command)
 		cmd.Dir, cmd.Env = repo, env

@@ -138,11 +138,15 @@ func hasWasm(p *packs.Pack) bool {
 	return slices.ContainsFunc(p.Tools, func(t *packs.Tool) bool { return t.Run.Wasm != "" })
 }
 
-// validateCache returns the compilation cache of the state directory when
-// that directory exists, else "" (an in-memory cache): validate warms the
-// cache for a later run, but never creates a state directory. "cache" is
-// the state directory's layout (dist.Home.CacheDir).
+// validateCache returns the module cache $PACKS_CACHE names, else the
+// compilation cache of the state directory when that directory exists,
+// else "" (an in-memory cache): validate warms the cache for a later run,
+// but never creates a state directory. "cache" is the state directory's
+// layout (dist.Home.CacheDir).
 func (c *cli) validateCache() string {
+	if dir := c.getenv("PACKS_CACHE"); filepath.IsAbs(dir) {
+		return dir
+	}
 	home := c.validateHome()
 	if home == "" {
 		return ""
