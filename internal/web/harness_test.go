@@ -47,6 +47,9 @@ type envOptions struct {
 	allowedHosts []string
 	builtins     bool // install the built-in packs as the app opens
 	policy       string
+	// resolveModel is Config.ResolveModel: what packs serve's flags and
+	// environment lay over the Settings page's model.
+	resolveModel func(saved llm.Config) (llm.Config, []llm.Override, error)
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -109,7 +112,8 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	if e.token == "" {
 		e.token = testToken
 	}
-	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model"})
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model",
+		ResolveModel: opt.resolveModel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,3 +261,32 @@ func TestSettingsDenied(t *testing.T) {
 		t.Error("a refused request stored the key")
 	}
 }
+
+// TestSettingsOverrides: what packs serve was started with (here
+// PACKS_MODEL) wins over a saved setting, the chat uses it, and the
+// settings say which setting is fixed and by what.
+func TestSettingsOverrides(t *testing.T) {
+	pinned := func(k string) string {
+		if k == "PACKS_MODEL" {
+			return "pinned-model"
+		}
+		return ""
+	}
+	e := newEnv(t, envOptions{noModel: true, resolveModel: func(saved llm.Config) (llm.Config, []llm.Override, error) {
+		return llm.ResolveSaved("", saved, pinned, llm.Config{})
+	}})
+	e.model.Push(llmtest.Turn{Text: "pinned"})
+	var st settingsJSON
+	e.must(http.StatusOK, "PUT", "/v1/settings/model", map[string]any{"provider": "openai", "base_url": e.model.OpenAIURL(), "model": "mine", "max_tokens": 100}, &st)
+	if st.Saved.Model != "mine" || st.Effective.Model != "pinned-model" || len(st.Overrides) != 1 || st.Overrides[0] != (llm.Override{Setting: "model", From: "PACKS_MODEL"}) {
+		t.Fatalf("saved %+v, effective %+v, overrides %v", st.Saved, st.Effective, st.Overrides)
+	}
+	var c chatJSON
+	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{}, &c)
+	ev := e.stream(c.ID)
+	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "which model?"}, nil)
+	ev.next("turn_done")
+	if reqs := e.model.Requests(); len(reqs) != 1 || reqs[0].Model != "pinned-model" {
+		t.Errorf("the chat asked %+v, want pinned-model", reqs)
+	}
+}
