@@ -445,7 +445,8 @@ func TestBrowserFiles(t *testing.T) {
 }
 
 // TestBrowserPhone: at phone width (375 px) no page is wider than the
-// screen, and a chat with a table, a tool card and a reply holds.
+// screen (the Settings page too), and a chat with a table, a tool card and
+// a reply holds.
 func TestBrowserPhone(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
@@ -478,7 +479,7 @@ func TestBrowserPhone(t *testing.T) {
 	b.poll("the chat fits", fits)
 	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	b.shot("web-phone")
-	for _, page := range []string{"packs", "audit"} {
+	for _, page := range []string{"packs", "audit", "settings"} {
 		b.step("open "+page, chromedp.Click(chromedp.CSS("#nav-"+page)))
 		b.poll(page+" shows", `!document.querySelector("#view-`+page+`").hidden && document.querySelectorAll("#view-`+page+` .pack, #view-`+page+` tbody tr").length > 0`)
 		b.poll("the "+page+" page fits", fits)
