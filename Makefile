@@ -18,7 +18,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 ## build: the packs binary in bin/, static (pure Go, no cgo: it runs on any Linux of its architecture)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/packs
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.buildVersion=$(VERSION)" -o $(BIN) ./cmd/packs
 
 ## install: the binary, its man pages and shell completions under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 install: build

@@ -41,9 +41,9 @@ func splitAllowedTools(s string) []string {
 	return out
 }
 
-// ToolMapping is what packs makes of one allowed-tools entry: the
+// toolMapping is what packs makes of one allowed-tools entry: the
 // capability request it stands for, or why it stands for none.
-type ToolMapping struct {
+type toolMapping struct {
 	Entry   string
 	Request capability.Request // zero when the entry maps to nothing
 	// Default says the entry needs nothing beyond what every pack holds
@@ -57,7 +57,7 @@ type ToolMapping struct {
 	Unmapped string
 }
 
-// MapAllowedTools maps Claude Code's allowed-tools entries to packs'
+// mapAllowedTools maps Claude Code's allowed-tools entries to packs'
 // capability requests: Bash(git:*) or Bash(git log *) asks for
 // terminal_exec git; Read(PATH) for filesystem_read PATH; Write(PATH) and
 // Edit(PATH) for filesystem_write PATH; WebFetch(domain:HOST) for network
@@ -65,16 +65,16 @@ type ToolMapping struct {
 // defaults. What packs cannot grant (a shell for every command, web
 // search, sub-agents, MCP tools, a fetch of any host) maps to nothing and
 // says why.
-func MapAllowedTools(entries []string) []ToolMapping {
-	out := make([]ToolMapping, 0, len(entries))
+func mapAllowedTools(entries []string) []toolMapping {
+	out := make([]toolMapping, 0, len(entries))
 	for _, e := range entries {
 		out = append(out, mapTool(e))
 	}
 	return out
 }
 
-func mapTool(entry string) ToolMapping {
-	m := ToolMapping{Entry: entry}
+func mapTool(entry string) toolMapping {
+	m := toolMapping{Entry: entry}
 	name, arg, hasArg := strings.Cut(entry, "(")
 	if hasArg {
 		var ok bool
@@ -172,7 +172,7 @@ func claudePath(p string) string {
 // is packs lint's (allowed-tools-map): the pack runs the same either way.
 func allowedToolsRequest(fm Frontmatter, m *Manifest, file string, rep *reporter) capability.Request {
 	var all capability.Request
-	for _, tm := range MapAllowedTools(fm.AllowedTools) {
+	for _, tm := range mapAllowedTools(fm.AllowedTools) {
 		if tm.Unmapped != "" || tm.Default {
 			continue
 		}
@@ -206,7 +206,7 @@ func mergeRequest(a, b capability.Request) capability.Request {
 
 // describeMapping says in words what packs makes of an entry, for packs
 // lint.
-func describeMapping(tm ToolMapping) string {
+func describeMapping(tm toolMapping) string {
 	switch {
 	case tm.Unmapped != "":
 		return "nothing: " + tm.Unmapped

@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// OptionMarker is the annotation on an input_schema property that lets its
+// optionMarker is the annotation on an input_schema property that lets its
 // values begin with "-": {"type": "string", "enum": ["-r", "-n"],
 // "x-packs-option": true}. Without it, a value that would begin an argv
 // element with "-" is refused, because the program would read it as an
 // option. JSON Schema ignores the annotation; only exec templates read it.
-const OptionMarker = "x-packs-option"
+const optionMarker = "x-packs-option"
 
 // ArgvTemplate is a tool's run.exec compiled once, when tools.json is
 // loaded: argv[0] is a fixed program, and every "{{name}}" names an
@@ -31,7 +31,7 @@ const OptionMarker = "x-packs-option"
 //   - A value holding a NUL byte is refused: no argv can carry it.
 //   - An element is an option when it begins with "-". The text that makes
 //     it one (its leading dashes and the character after them) must come
-//     from the template or from a property marked with OptionMarker.
+//     from the template or from a property marked with optionMarker.
 //     "--out={{file}}" and "-k{{key}}" are safe whatever the value;
 //     "{{file}}" or "{{file}}.txt" with file = "-o/tmp/x" is refused, and so
 //     is the number -5 in an element of its own.
@@ -47,12 +47,12 @@ type ArgvTemplate struct {
 type argvPart struct {
 	text   string // the literal, or the property name of a placeholder
 	param  bool
-	option bool // the property carries OptionMarker: its values may begin with "-"
+	option bool // the property carries optionMarker: its values may begin with "-"
 }
 
 // argvParam is what the template needs to know of an input_schema property.
 type argvParam struct {
-	option bool // marked with OptionMarker: true
+	option bool // marked with optionMarker: true
 	closed bool // enum, const or pattern limit its values
 	line   int  // where the property is declared, for findings
 }
@@ -112,7 +112,7 @@ func compileArgv(argv []string, params map[string]argvParam) (*ArgvTemplate, []a
 			p.option = prm.option
 			dashes := strings.Trim(lits, "-") == "" // nothing but dashes before: this value may start an option
 			if first && lits != "" && dashes && !prm.option {
-				add(argvProblem{elem: i, rule: "exec-option", msg: fmt.Sprintf("argument %q lets the input choose which option %s reads: write the option name (\"--name={{%s}}\"), or mark the property with %q: true and restrict it with enum", arg, argv[0], p.text, OptionMarker)})
+				add(argvProblem{elem: i, rule: "exec-option", msg: fmt.Sprintf("argument %q lets the input choose which option %s reads: write the option name (\"--name={{%s}}\"), or mark the property with %q: true and restrict it with enum", arg, argv[0], p.text, optionMarker)})
 			}
 			if prm.option && !prm.closed && !afterEnd && dashes {
 				openUse[p.text] = true
@@ -126,7 +126,7 @@ func compileArgv(argv []string, params map[string]argvParam) (*ArgvTemplate, []a
 	}
 	for _, name := range slices.Sorted(maps.Keys(openUse)) {
 		add(argvProblem{elem: -1, line: params[name].line, warn: true, rule: "exec-option-open",
-			msg: fmt.Sprintf("property %q is marked %q but neither enum, const nor pattern limits it: the input can pass any option of the program; list the options it may take", name, OptionMarker)})
+			msg: fmt.Sprintf("property %q is marked %q but neither enum, const nor pattern limits it: the input can pass any option of the program; list the options it may take", name, optionMarker)})
 	}
 	if errs || params == nil {
 		return nil, probs
@@ -170,11 +170,11 @@ func parseArgvElement(arg string) ([]argvPart, error) {
 
 // Expand fills the template from a tool's input, a JSON object that has
 // passed the tool's schema (empty stands for {}). It returns the argv to
-// run, or an *InputError wrapping ErrInvalidInput that names the property
+// run, or an *inputError wrapping ErrInvalidInput that names the property
 // whose value breaks a rule of ArgvTemplate.
 func (t *ArgvTemplate) Expand(input json.RawMessage) ([]string, error) {
 	if t == nil {
-		return nil, &InputError{Problems: []InputProblem{{Reason: "the tool has no compiled exec template (tools come from packs.Load)"}}}
+		return nil, &inputError{Problems: []inputProblem{{Reason: "the tool has no compiled exec template (tools come from packs.Load)"}}}
 	}
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 {
@@ -214,7 +214,7 @@ func (t *ArgvTemplate) refuse(field, reason string) error {
 	if field != "" {
 		field = "/" + field // a plain name: nothing to escape in the JSON pointer
 	}
-	return &InputError{Tool: t.tool, Problems: []InputProblem{{Field: field, Reason: reason}}}
+	return &inputError{Tool: t.tool, Problems: []inputProblem{{Field: field, Reason: reason}}}
 }
 
 // argText is the text a placeholder becomes.

@@ -99,9 +99,9 @@ func TestArgvExpand(t *testing.T) {
 			tool := argvTool(t, "sort", c.elem)
 			got, err := tool.Argv().Expand(json.RawMessage(c.input))
 			if c.bad != "" {
-				var ie *InputError
+				var ie *inputError
 				if !errors.Is(err, ErrInvalidInput) || !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Field != c.bad {
-					t.Fatalf("got %q, %v; want an *InputError on %s", got, err, c.bad)
+					t.Fatalf("got %q, %v; want an *inputError on %s", got, err, c.bad)
 				}
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -80,11 +81,11 @@ func (s *Stamp) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// settledBefore reports whether the file's last change is at least a tick
+// SettledBefore reports whether the file's last change is at least a tick
 // before t: a later change of the file then changes its stamp, however
 // coarse the file system's clock (see racy). A stamp without a change time
 // is never settled.
-func (s Stamp) settledBefore(t time.Time) bool {
+func (s Stamp) SettledBefore(t time.Time) bool {
 	return s.full && t.Sub(s.mtime) >= stampTick && t.Sub(s.ctime) >= stampTick
 }
 
@@ -139,7 +140,7 @@ func (c *ContentCache) Read(dir string) (Content, error) {
 		return Content{}, err
 	}
 	fresh := &cachedContent{stamps: make(map[string]Stamp, len(entries)), kept: kept,
-		content: Content{Digest: DigestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
+		content: Content{Digest: digestPrefix + hex.EncodeToString(h.Sum(nil)), Files: files}}
 	for _, e := range entries {
 		fresh.stamps[e.rel] = e.stamp
 	}
@@ -193,4 +194,65 @@ func (c Content) FileSHA(dir, p string) (string, bool) {
 	}
 	sha, ok := c.Files[filepath.ToSlash(rel)]
 	return sha, ok
+}
+
+// stampTick is how far apart two changes of a file must be for their
+// stamps to differ on any file system packs runs on: file times advance in
+// ticks (two seconds on FAT).
+const stampTick = 2 * time.Second
+
+// ErrModified: the installed files no longer match their lock entry's
+// integrity (or are gone). Such a pack must not run.
+var ErrModified = errors.New("packs: installed pack modified")
+
+// sameStamps reports whether entries are exactly the paths of stamps, each
+// with its stamp.
+func sameStamps(stamps map[string]Stamp, entries []digestEntry) bool {
+	if len(stamps) != len(entries) {
+		return false
+	}
+	for _, de := range entries {
+		if s, ok := stamps[de.rel]; !ok || !s.Same(de.stamp) {
+			return false
+		}
+	}
+	return true
+}
+
+// FolderCheck is what hashing an installed pack's folder found: its
+// Digest, and the stamp of every file and symlink hashed, by
+// slash-separated path. A folder that later lists the same paths with the
+// same stamps holds the same content, as git's index assumes of a work
+// tree; dist.Home.Each then compares Digest with the lock entry without reading a
+// file.
+type FolderCheck struct {
+	Digest string
+	Stamps map[string]Stamp
+}
+
+// Check hashes the folder dir, trusting c for a folder whose files all kept
+// their stamps (then digest is c.Digest and fresh is nil). Otherwise fresh
+// is the check to record, or nil when a stamp is not settled before start.
+func (c FolderCheck) Check(dir string, start time.Time) (digest string, fresh *FolderCheck, err error) {
+	entries, err := digestEntries(dir)
+	switch {
+	case err != nil:
+	case c.Digest != "" && sameStamps(c.Stamps, entries):
+		digest = c.Digest
+	default:
+		hsh := sha256.New()
+		if err = digestTo(hsh, dir, entries, nil, nil); err != nil {
+			break
+		}
+		digest = digestPrefix + hex.EncodeToString(hsh.Sum(nil))
+		fresh = &FolderCheck{Digest: digest, Stamps: make(map[string]Stamp, len(entries))}
+		for _, de := range entries {
+			if !de.stamp.SettledBefore(start) {
+				fresh = nil
+				break
+			}
+			fresh.Stamps[de.rel] = de.stamp
+		}
+	}
+	return digest, fresh, err
 }

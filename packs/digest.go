@@ -16,8 +16,8 @@ import (
 	"sync"
 )
 
-// DigestPrefix starts every integrity string: "sha256:" and 64 hex digits.
-const DigestPrefix = "sha256:"
+// digestPrefix starts every integrity string: "sha256:" and 64 hex digits.
+const digestPrefix = "sha256:"
 
 // ErrUnsupportedFile is wrapped by errors about a pack entry that is neither
 // a regular file, a directory nor a symlink (a device, a FIFO, a socket).
@@ -41,7 +41,7 @@ func Digest(dir string) (string, error) {
 	if err := digestTo(h, dir, entries, nil, nil); err != nil {
 		return "", err
 	}
-	return DigestPrefix + hex.EncodeToString(h.Sum(nil)), nil
+	return digestPrefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // digestEntry is one file or symlink of the canonical content.
@@ -80,7 +80,7 @@ func digestEntries(dir string) ([]digestEntry, error) {
 		case mode&fs.ModeSymlink != 0:
 			e.kind = 'l'
 		default:
-			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, fileKindName(mode))
+			return fmt.Errorf("%w: %s is a %s: a pack holds only files, folders and symlinks", ErrUnsupportedFile, p, FileKindName(mode))
 		}
 		entries = append(entries, e)
 		return nil
@@ -202,8 +202,8 @@ func readFileSize(p string, size int64) ([]byte, error) {
 	return data, nil
 }
 
-// fileKindName names a file mode that a pack may not hold.
-func fileKindName(m fs.FileMode) string {
+// FileKindName names a file mode that a pack may not hold.
+func FileKindName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe"
@@ -217,9 +217,9 @@ func fileKindName(m fs.FileMode) string {
 	return "special file"
 }
 
-// validDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
-func validDigest(s string) bool {
-	hexPart, ok := strings.CutPrefix(s, DigestPrefix)
+// ValidDigest reports whether s is "sha256:" followed by 64 lower-case hex digits.
+func ValidDigest(s string) bool {
+	hexPart, ok := strings.CutPrefix(s, digestPrefix)
 	if !ok || len(hexPart) != 2*sha256.Size {
 		return false
 	}

@@ -153,7 +153,7 @@ func TestDigestMissing(t *testing.T) {
 }
 
 func TestValidDigest(t *testing.T) {
-	good := DigestPrefix + hex.EncodeToString(make([]byte, 32))
+	good := digestPrefix + hex.EncodeToString(make([]byte, 32))
 	for s, want := range map[string]bool{
 		good:                        true,
 		good[:len(good)-1]:          false,
@@ -162,8 +162,8 @@ func TestValidDigest(t *testing.T) {
 		good[:10] + "A" + good[11:]: false,
 		"":                          false,
 	} {
-		if got := validDigest(s); got != want {
-			t.Errorf("validDigest(%q) = %v, want %v", s, got, want)
+		if got := ValidDigest(s); got != want {
+			t.Errorf("ValidDigest(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

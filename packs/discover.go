@@ -254,7 +254,7 @@ func probeDir(dir, folder string, opt DiscoverOptions, br *bufio.Reader) probe {
 		return probe{}
 	}
 	p := probe{isPack: true, fm: fm, entry: entry.rel, file: file, findings: rep.list}
-	p.valid = ok && !hasErrors(rep.list)
+	p.valid = ok && !HasErrors(rep.list)
 	if p.valid {
 		p.hasTools = exists(filepath.Join(dir, toolsFile))
 	}

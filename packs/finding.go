@@ -19,7 +19,7 @@
 //	yaml-lenient              [warning] an unquoted ": " inside a value was quoted so the YAML parses
 //	duplicate-key             [error]   a frontmatter key appears twice
 //	unknown-key               [warning] a frontmatter key or tools.json field that no format defines (Agent Skills, Claude Code, Codex; tools.json)
-//	allowed-tools             [warning] an allowed-tools entry stands for a capability skill.toml does not request (MapAllowedTools)
+//	allowed-tools             [warning] an allowed-tools entry stands for a capability skill.toml does not request (mapAllowedTools)
 //	field-type                [e/w]     a frontmatter value of the wrong type (warning when a scalar can stand for the string)
 //	name-missing              [error]   no frontmatter name
 //	name-format               [error]   name is not 1-64 of a-z0-9- without leading, trailing or double "-"
@@ -132,8 +132,8 @@ func (e *LoadError) Error() string {
 // Unwrap returns ErrInvalidPack.
 func (e *LoadError) Unwrap() error { return ErrInvalidPack }
 
-// hasErrors reports whether any finding is an error.
-func hasErrors(fs []Finding) bool {
+// HasErrors reports whether a finding of fs is an error.
+func HasErrors(fs []Finding) bool {
 	for _, f := range fs {
 		if f.Severity == SeverityError {
 			return true

@@ -476,6 +476,10 @@ func decodeYAML(b []byte) (doc yaml.Node, err error) {
 // from 1 for scanner errors but from 0 for parser errors (which it reports
 // at the start of the enclosing construct), and an error without a line is
 // on line 0.
+// YAMLErrorLine is the line of the file that a yaml.v3 error names (1
+// when it names none): yaml.v3 counts some parser errors from 0.
+func YAMLErrorLine(err error) int { return yamlErrLine(err) }
+
 func yamlErrLine(err error) int {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	rest, ok := strings.CutPrefix(msg, "line ")

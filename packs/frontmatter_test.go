@@ -271,7 +271,7 @@ func TestMapAllowedTools(t *testing.T) {
 		{"Bash(git", "unmapped", false},
 	}
 	for _, tc := range cases {
-		m := MapAllowedTools([]string{tc.entry})[0]
+		m := mapAllowedTools([]string{tc.entry})[0]
 		got := "unmapped"
 		switch {
 		case m.Default:

@@ -62,7 +62,7 @@ func FuzzFrontmatter(f *testing.F) {
 		if body < 0 || body > int64(len(doc)) {
 			t.Fatalf("body offset %d outside a %d-byte doc", body, len(doc))
 		}
-		if ok && !hasErrors(rep.list) {
+		if ok && !HasErrors(rep.list) {
 			if fm.Name != "pack" {
 				t.Fatalf("accepted name %q for folder pack", fm.Name)
 			}
@@ -96,7 +96,7 @@ func FuzzManifest(f *testing.F) {
 		rep := &reporter{}
 		m := parseManifest(doc, "skill.toml", "", rep)
 		checkFindings(t, doc, rep.list)
-		if m != nil && !hasErrors(rep.list) {
+		if m != nil && !HasErrors(rep.list) {
 			// Parse, don't re-check: what the loader accepts must compile.
 			if err := m.Capabilities.Validate(); err != nil {
 				t.Fatalf("accepted a manifest whose request does not validate: %v", err)
@@ -150,7 +150,7 @@ func FuzzTools(f *testing.F) {
 		rep := &reporter{}
 		tools := parseTools(doc, "tools.json", dir, "pack", man, rep)
 		checkFindings(t, doc, rep.list)
-		if hasErrors(rep.list) {
+		if HasErrors(rep.list) {
 			return
 		}
 		seen := map[string]bool{}
@@ -274,7 +274,7 @@ func FuzzAllowedTools(f *testing.F) {
 		if len(entries) > maxAllowedTools {
 			t.Fatalf("%d entries, over %d", len(entries), maxAllowedTools)
 		}
-		for _, tm := range MapAllowedTools(entries) {
+		for _, tm := range mapAllowedTools(entries) {
 			if tm.Entry == "" || strings.ContainsAny(tm.Entry, " \t\n,") && !strings.Contains(tm.Entry, "(") {
 				t.Fatalf("entry %q from %q", tm.Entry, s)
 			}

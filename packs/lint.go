@@ -13,7 +13,7 @@ import (
 // are spec 004's capability-stack checklist; docs/authoring.md explains
 // each and how to fix it.
 //
-//	skill-length          the entry doc is over MaxSkillLines lines
+//	skill-length          the entry doc is over maxSkillLines lines
 //	skill-section         a recommended section (What This Is, Tools Reference, Decision Tree, Communication Values) is missing
 //	description-trigger   the description does not say when to use the pack
 //	tool-description      a tool description is shorter than 2 lines (longer than 4 is validate's tool-description-length)
@@ -24,9 +24,9 @@ import (
 //	frontmatter-other-tool a frontmatter key of Claude Code (or another tool): what packs does with it
 //	allowed-tools-map     what an allowed-tools entry stands for in packs, or why it stands for nothing
 const (
-	// MaxSkillLines is spec 004's ceiling for SKILL.md: longer guidance
+	// maxSkillLines is spec 004's ceiling for SKILL.md: longer guidance
 	// belongs in references/.
-	MaxSkillLines = 500
+	maxSkillLines = 500
 	// maxLintBytes bounds what lint reads of the entry doc.
 	maxLintBytes = 4 << 20
 )
@@ -64,8 +64,8 @@ func Lint(dir string, p *Pack) []Finding {
 	if len(body) > 0 && body[len(body)-1] != '\n' {
 		lines++
 	}
-	if lines > MaxSkillLines {
-		rep.warnf(entry, MaxSkillLines+1, "skill-length", "is %d lines, over spec 004's %d: move reference material into references/ and link to it", lines, MaxSkillLines)
+	if lines > maxSkillLines {
+		rep.warnf(entry, maxSkillLines+1, "skill-length", "is %d lines, over spec 004's %d: move reference material into references/ and link to it", lines, maxSkillLines)
 	}
 	if !triggerWords.MatchString(p.Frontmatter.Description) {
 		rep.warnf(entry, fieldLine(filepath.Join(p.Dir, p.EntryDoc), "description:"), "description-trigger",
@@ -102,7 +102,7 @@ func Lint(dir string, p *Pack) []Finding {
 	for _, k := range p.Frontmatter.Foreign {
 		rep.warnf(entry, k.Line, "frontmatter-other-tool", "%s is a %s key: %s", k.Key, k.Tool, k.Does)
 	}
-	for _, tm := range MapAllowedTools(p.Frontmatter.AllowedTools) {
+	for _, tm := range mapAllowedTools(p.Frontmatter.AllowedTools) {
 		where := ": the pack's request, as it has no skill.toml"
 		switch {
 		case tm.Default, tm.Unmapped != "":

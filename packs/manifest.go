@@ -58,8 +58,8 @@ const (
 	StatusDeprecated Status = "deprecated"
 )
 
-// ValidStatus reports whether s is one of the statuses [skill].status accepts.
-func ValidStatus(s Status) bool {
+// validStatus reports whether s is one of the statuses [skill].status accepts.
+func validStatus(s Status) bool {
 	return s == StatusAvailable || s == StatusComingSoon || s == StatusDeprecated
 }
 
@@ -257,7 +257,7 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 		Category: md.Skill.Category, Icon: md.Skill.Icon, Status: StatusAvailable,
 	}
 	if st := Status(md.Skill.Status); st != "" {
-		if ValidStatus(st) {
+		if validStatus(st) {
 			m.Status = st
 		} else {
 			p.errorf([]string{"skill", "status"}, -1, "manifest-status", "status %q is not available, coming_soon or deprecated", md.Skill.Status)
@@ -275,7 +275,7 @@ func parseManifest(doc []byte, file, dir string, rep *reporter) *Manifest {
 		}
 	}
 	if dc := md.Recipes.DefaultConfirmation; dc != "" {
-		if ValidConfirmation(dc) {
+		if validConfirmation(dc) {
 			m.DefaultConfirmation = dc
 		} else {
 			p.errorf([]string{"recipes", "default_confirmation"}, -1, "recipe-confirmation", "default_confirmation %q is not auto, prompt or always", dc)

@@ -31,12 +31,12 @@ type Pack struct {
 	Declarations *Declarations
 
 	// fromFrontmatter is what the entry doc's allowed-tools stand for
-	// (MapAllowedTools), the request of a pack without skill.toml.
+	// (mapAllowedTools), the request of a pack without skill.toml.
 	fromFrontmatter capability.Request
 }
 
 // Request is what the pack asks for: the manifest's capabilities; without
-// a manifest, what its frontmatter's allowed-tools map to (MapAllowedTools),
+// a manifest, what its frontmatter's allowed-tools map to (mapAllowedTools),
 // else the zero Request (nothing beyond the defaults).
 func (p *Pack) Request() capability.Request {
 	if p.Manifest == nil {
@@ -83,12 +83,17 @@ type LoadOptions struct {
 // warnings are in Pack.Findings.
 func Load(dir string, opt LoadOptions) (*Pack, error) {
 	p, fs := load(dir, opt)
-	if hasErrors(fs) {
+	if HasErrors(fs) {
 		return nil, &LoadError{Findings: fs}
 	}
 	p.Findings = fs
 	return p, nil
 }
+
+// Inspect loads the pack folder as far as it reads and returns every
+// finding of Load. The pack is partial when a finding is an error, and nil
+// when the folder cannot be read.
+func Inspect(dir string, opt LoadOptions) (*Pack, []Finding) { return load(dir, opt) }
 
 // Validate returns every finding for the pack folder, errors and warnings,
 // including what it would ship (shipFindings): build output, and ignore
@@ -196,6 +201,16 @@ func readEntry(dir string, entry entryChoice, file, folder string, maxBytes int6
 // readSmall reads a pack file that is read whole (skill.toml, tools.json).
 // It reports false when the file does not exist or cannot be read; the
 // latter is a finding.
+// ReadPackFile reads the small file rel of the pack folder dir, which
+// findings name file, as Load reads skill.toml and tools.json: a regular
+// file inside the pack, at most limit bytes. ok is false when the file is
+// missing (no finding) or cannot be read (a finding says why).
+func ReadPackFile(dir, rel, file string, limit int64) (doc []byte, ok bool, findings []Finding) {
+	rep := &reporter{}
+	doc, ok = readSmall(dir, rel, file, limit, rep)
+	return doc, ok, rep.list
+}
+
 func readSmall(dir, rel, file string, limit int64, rep *reporter) ([]byte, bool) {
 	p := filepath.Join(dir, rel)
 	fi, err := os.Lstat(p)

@@ -62,8 +62,8 @@ const (
 	ConfirmAlways Confirmation = "always"
 )
 
-// ValidConfirmation reports whether s is a confirmation level.
-func ValidConfirmation(s string) bool {
+// validConfirmation reports whether s is a confirmation level.
+func validConfirmation(s string) bool {
 	switch Confirmation(s) {
 	case ConfirmAuto, ConfirmPrompt, ConfirmAlways:
 		return true
@@ -145,9 +145,6 @@ type RecipeCommand struct {
 	Argv []string // as split, placeholders intact
 	tmpl *ArgvTemplate
 }
-
-// Program is the command's argv[0], a fixed program name.
-func (c *RecipeCommand) Program() string { return c.Argv[0] }
 
 // Expand returns the argv for the recipe's arguments (Recipe.Bind).
 func (c *RecipeCommand) Expand(args json.RawMessage) ([]string, error) {
@@ -238,7 +235,7 @@ func (s *RecipeStep) ToolInput(args json.RawMessage) (json.RawMessage, error) {
 		}
 		pv, ok := vals[v.param]
 		if !ok {
-			return nil, &InputError{Tool: s.Tool, Problems: []InputProblem{{Field: "/" + v.param, Reason: "the recipe parameter has no value"}}}
+			return nil, &inputError{Tool: s.Tool, Problems: []inputProblem{{Field: "/" + v.param, Reason: "the recipe parameter has no value"}}}
 		}
 		b.Write(pv)
 	}
@@ -376,7 +373,7 @@ func loadRecipes(dir string, show func(string) string, m *Manifest, tools []*Too
 	var req capability.Request
 	if m != nil {
 		req = m.Capabilities
-		if ValidConfirmation(m.DefaultConfirmation) {
+		if validConfirmation(m.DefaultConfirmation) {
 			def = Confirmation(m.DefaultConfirmation)
 		}
 	}
@@ -443,7 +440,7 @@ func parseRecipe(doc []byte, file string, cx recipeContext, rep *reporter) (r *R
 	rp := &recipeParser{file: file, cx: cx, rep: rep, lm: newYAMLLines(doc)}
 	before := len(rep.list)
 	defer func() {
-		if hasErrors(rep.list[before:]) {
+		if HasErrors(rep.list[before:]) {
 			r = nil
 		}
 	}()
@@ -882,7 +879,7 @@ func (p *recipeParser) step(n *yaml.Node, what string, keys []string) (RecipeSte
 			inputNode = v
 		case "confirmation":
 			if c, ok := p.str(v, "confirmation"); ok {
-				if !ValidConfirmation(c) {
+				if !validConfirmation(c) {
 					p.errorf(v, "recipe-confirmation", "confirmation %q is not auto, prompt or always", c)
 					bad = true
 				}
@@ -996,7 +993,7 @@ func (p *recipeParser) expect(n *yaml.Node) (Expect, bool) {
 	if ok && e.Contains != "" && e.JSONPath == "" {
 		p.errorf(n, "recipe-expect", "contains looks inside json_path's values: add json_path, or use output_contains")
 	}
-	return e, ok && !hasErrors(p.rep.list[before:])
+	return e, ok && !HasErrors(p.rep.list[before:])
 }
 
 // parseJSONPath parses an RFC 9535 JSONPath; a path that starts with "."
@@ -1085,7 +1082,7 @@ func (p *recipeParser) command(n *yaml.Node) (*RecipeCommand, bool) {
 	if !ok {
 		return nil, false
 	}
-	argv, err := SplitCommand(text)
+	argv, err := splitCommand(text)
 	if err != nil {
 		p.errorf(n, "recipe-command", "command %q: %v", text, err)
 		return nil, false
@@ -1148,25 +1145,25 @@ func (p *recipeParser) granted(n *yaml.Node, prog string) bool {
 	return true
 }
 
-// ErrShellSyntax is wrapped by SplitCommand's refusal of text that only a
+// errShellSyntax is wrapped by splitCommand's refusal of text that only a
 // shell would give a meaning.
-var ErrShellSyntax = errors.New("uses shell syntax, and recipe commands run without a shell")
+var errShellSyntax = errors.New("uses shell syntax, and recipe commands run without a shell")
 
-// SplitCommand splits a recipe command into argv the way a POSIX shell
+// splitCommand splits a recipe command into argv the way a POSIX shell
 // splits words, and no further: blanks separate words; '…' quotes
 // literally; "…" quotes with \" and \\ as escapes; a backslash outside
 // quotes escapes the next character. Everything a shell would do beyond
 // that — pipes, redirections, ";", "&", "$" expansion, command substitution,
-// globs, "~" and comments — is refused with ErrShellSyntax, so nothing in a
+// globs, "~" and comments — is refused with errShellSyntax, so nothing in a
 // recipe looks like it does what it would not.
-func SplitCommand(s string) ([]string, error) {
+func splitCommand(s string) ([]string, error) {
 	var (
 		argv  []string
 		cur   strings.Builder
 		inArg bool
 	)
 	shell := func(c byte) error {
-		return fmt.Errorf("%q %w: quote it ('%c') to pass it as text, or make it a separate step", c, ErrShellSyntax, c)
+		return fmt.Errorf("%q %w: quote it ('%c') to pass it as text, or make it a separate step", c, errShellSyntax, c)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -1228,15 +1225,6 @@ func SplitCommand(s string) ([]string, error) {
 		return nil, errors.New("is empty: name a program")
 	}
 	return argv, nil
-}
-
-// BindJSON is Bind for arguments given as one JSON object (ParamValues).
-func (r *Recipe) BindJSON(args json.RawMessage) (json.RawMessage, error) {
-	values, err := ParamValues(args)
-	if err != nil {
-		return nil, err
-	}
-	return r.Bind(values)
 }
 
 // ParamValues reads recipe arguments given as one JSON object (a model's

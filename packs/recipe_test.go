@@ -262,13 +262,13 @@ func TestSplitCommand(t *testing.T) {
 		{"(a)", nil, true},
 	}
 	for _, c := range cases {
-		got, err := SplitCommand(c.in)
+		got, err := splitCommand(c.in)
 		if (err != nil) != c.err || !slices.Equal(got, c.want) {
-			t.Errorf("SplitCommand(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
+			t.Errorf("splitCommand(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
-	if _, err := SplitCommand("a | b"); !errors.Is(err, ErrShellSyntax) {
-		t.Errorf("a pipe: %v, want ErrShellSyntax", err)
+	if _, err := splitCommand("a | b"); !errors.Is(err, errShellSyntax) {
+		t.Errorf("a pipe: %v, want errShellSyntax", err)
 	}
 }
 
@@ -386,10 +386,10 @@ func FuzzRecipe(f *testing.F) {
 		rep := &reporter{}
 		r := parseRecipe(doc, "r.yaml", cx, rep)
 		checkFindings(t, doc, rep.list)
-		if r != nil && hasErrors(rep.list) {
+		if r != nil && HasErrors(rep.list) {
 			t.Fatalf("a recipe with errors: %v", rep.list)
 		}
-		if r == nil && !hasErrors(rep.list) {
+		if r == nil && !HasErrors(rep.list) {
 			t.Fatal("no recipe and no error")
 		}
 	})
@@ -402,7 +402,7 @@ func FuzzSplitCommand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		argv, err := SplitCommand(s)
+		argv, err := splitCommand(s)
 		if err != nil {
 			return
 		}
@@ -410,7 +410,7 @@ func FuzzSplitCommand(f *testing.F) {
 		for _, a := range argv {
 			quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 		}
-		again, err := SplitCommand(strings.Join(quoted, " "))
+		again, err := splitCommand(strings.Join(quoted, " "))
 		if err != nil || !slices.Equal(again, argv) {
 			t.Fatalf("%q -> %q -> %q, %v", s, argv, again, err)
 		}
@@ -480,7 +480,7 @@ func FuzzRecipeTests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		cases, fs := ParseRecipeTests(doc, "t.yaml", nil)
 		checkFindings(t, doc, fs)
-		if cases != nil && hasErrors(fs) {
+		if cases != nil && HasErrors(fs) {
 			t.Fatal("cases with errors")
 		}
 	})
@@ -516,6 +516,8 @@ func TestRecipeSymlinkEscape(t *testing.T) {
 	}
 }
 
+// TestRecipeBindJSON binds arguments given as one JSON object, as
+// run_recipe does: ParamValues, then Bind.
 func TestRecipeBindJSON(t *testing.T) {
 	def := "d"
 	r := &Recipe{ID: "b", Parameters: []RecipeParameter{
@@ -533,9 +535,13 @@ func TestRecipeBindJSON(t *testing.T) {
 		{`{"i": 1}`, "", true},
 	}
 	for _, c := range cases {
-		got, err := r.BindJSON([]byte(c.in))
+		var got json.RawMessage
+		values, err := ParamValues([]byte(c.in))
+		if err == nil {
+			got, err = r.Bind(values)
+		}
 		if (err != nil) != c.err || string(got) != c.want {
-			t.Errorf("BindJSON(%s) = %s, %v; want %s, error %v", c.in, got, err, c.want, c.err)
+			t.Errorf("Bind(ParamValues(%s)) = %s, %v; want %s, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
 	if got := r.Missing(map[string]string{"i": "1"}); !slices.Equal(got, []string{"s"}) {
@@ -596,4 +602,18 @@ func FuzzParamValues(f *testing.F) {
 			t.Fatalf("Bind(%v) = %s: not JSON", values, out)
 		}
 	})
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		p, s string
+		want bool
+	}{
+		{"a", "a", true}, {"a", "ab", false}, {"*", "", true}, {"https://x/*", "https://x/a/b", true},
+		{"*.example.com:443*", "api.example.com:443 (1.2.3.4)", true}, {"a*b*c", "abc", true}, {"a*b*c", "acb", false},
+	} {
+		if got := GlobMatch(tc.p, tc.s); got != tc.want {
+			t.Errorf("GlobMatch(%q, %q) = %v, want %v", tc.p, tc.s, got, tc.want)
+		}
+	}
 }

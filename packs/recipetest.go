@@ -37,7 +37,7 @@ type RecipeMock struct {
 
 // Matches reports whether the mock answers argv.
 func (m RecipeMock) Matches(argv []string) bool {
-	return globMatch(m.Command, strings.Join(argv, " "))
+	return GlobMatch(m.Command, strings.Join(argv, " "))
 }
 
 var recipeTestResults = []string{"success", "partial", "failure", "precondition_failed"}
@@ -72,7 +72,7 @@ func ParseRecipeTests(doc []byte, file string, p *Pack) ([]RecipeTestCase, []Fin
 			}
 		}
 	})
-	if hasErrors(rep.list) {
+	if HasErrors(rep.list) {
 		return nil, rep.list
 	}
 	return cases, rep.list
@@ -183,3 +183,23 @@ func (p *recipeParser) stringMap(n *yaml.Node, what string) map[string]string {
 
 // String names the case for a report.
 func (tc RecipeTestCase) String() string { return fmt.Sprintf("%s (recipe %s)", tc.Name, tc.Recipe) }
+
+// GlobMatch matches s against a pattern where "*" is any run of characters.
+func GlobMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
+}

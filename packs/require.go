@@ -131,26 +131,15 @@ func installedPack(list []Installed, name string) (Installed, bool) {
 	return Installed{}, false
 }
 
-// InstalledIn lists the packs installed in the state directory home, with
-// their ids, for Host.Installed. A home without packs.lock has none; it is
-// never created.
-func InstalledIn(home string) ([]Installed, error) {
-	l, err := ReadLock(filepath.Join(home, lockFile))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Installed, 0, len(l.Packs))
-	for _, e := range l.Packs {
-		in := Installed{Name: e.Name, Version: e.Version}
-		dir := filepath.Join(home, packsDir, e.Name)
-		if doc, ok := readSmall(dir, manifestFile, manifestFile, maxManifestBytes, &reporter{}); ok {
-			if m := parseManifest(doc, manifestFile, "", &reporter{}); m != nil {
-				in.ID = m.ID
-			}
+// ManifestID returns the id in the skill.toml of the pack folder dir, or ""
+// when it has none or the manifest does not parse.
+func ManifestID(dir string) string {
+	if doc, ok := readSmall(dir, manifestFile, manifestFile, maxManifestBytes, &reporter{}); ok {
+		if m := parseManifest(doc, manifestFile, "", &reporter{}); m != nil {
+			return m.ID
 		}
-		out = append(out, in)
 	}
-	return out, nil
+	return ""
 }
 
 // checkProvides checks [provides] against what the pack ships: recipes in

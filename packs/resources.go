@@ -30,10 +30,10 @@ const (
 	maxVarValueLen = 128
 )
 
-// ErrBadTemplateValue is returned by ResourceTemplate.Match when a URI
+// errBadTemplateValue is returned by ResourceTemplate.Match when a URI
 // matches the template's shape but a variable's value cannot name a file
 // (a "..", a slash, a hidden name, ...).
-var ErrBadTemplateValue = errors.New("packs: template variable cannot name a file")
+var errBadTemplateValue = errors.New("packs: template variable cannot name a file")
 
 // Declarations is what a pack's resources.json declares.
 type Declarations struct {
@@ -112,7 +112,7 @@ func (d *Declarations) Resource(uri string) (*Resource, bool) {
 
 // Match reports whether uri has the template's shape and, if so, the file
 // it names. A value that cannot be one path element of a plain file name
-// gives ErrBadTemplateValue.
+// gives errBadTemplateValue.
 func (t *ResourceTemplate) Match(uri string) (string, bool, error) {
 	if t.re == nil { // not made by the parser
 		return "", false, nil
@@ -125,7 +125,7 @@ func (t *ResourceTemplate) Match(uri string) (string, bool, error) {
 	for i, v := range t.Vars {
 		val := m[i+1]
 		if !safeVarValue(val) {
-			return "", true, fmt.Errorf("%w: %s=%q (use letters, digits and . _ - ~ @ + , =, not starting with a dot)", ErrBadTemplateValue, v, trimValue(val))
+			return "", true, fmt.Errorf("%w: %s=%q (use letters, digits and . _ - ~ @ + , =, not starting with a dot)", errBadTemplateValue, v, trimValue(val))
 		}
 		file = strings.ReplaceAll(file, "{"+v+"}", val)
 	}

@@ -99,7 +99,7 @@ func TestDeclarationsGranted(t *testing.T) {
 func TestTemplateMatchDenied(t *testing.T) {
 	dir, _ := declPack(t)
 	d, fs := parseDecl(t, dir, `{"templates": [{"uri_template": "data://decl/{id}/x", "file": "data/{id}.txt"}]}`)
-	if hasErrors(fs) {
+	if HasErrors(fs) {
 		t.Fatal(fs)
 	}
 	tmpl := d.Templates[0]
@@ -119,7 +119,7 @@ func TestTemplateMatchDenied(t *testing.T) {
 		{"data://decl/" + strings.Repeat("a", 200) + "/x", true, true},
 	} {
 		file, ok, err := tmpl.Match(c.uri)
-		if ok != c.matches || (err != nil) != c.bad || (c.bad && !errors.Is(err, ErrBadTemplateValue)) {
+		if ok != c.matches || (err != nil) != c.bad || (c.bad && !errors.Is(err, errBadTemplateValue)) {
 			t.Errorf("Match(%q) = %q, %v, %v; want matches %v, bad %v", c.uri, file, ok, err, c.matches, c.bad)
 		}
 	}
@@ -231,7 +231,7 @@ func FuzzDeclarations(f *testing.F) {
 		rep := &reporter{}
 		d := parseDeclarations(doc, "resources.json", dir, rep)
 		checkFindings(t, doc, rep.list)
-		if hasErrors(rep.list) || d == nil {
+		if HasErrors(rep.list) || d == nil {
 			return
 		}
 		for _, r := range d.Resources {

@@ -32,8 +32,8 @@ import (
 
 // Ignore files, read at the pack's root.
 const (
-	PackIgnoreFile = ".packignore"
-	GitIgnoreFile  = ".gitignore"
+	packIgnoreFile = ".packignore"
+	gitIgnoreFile  = ".gitignore"
 )
 
 // maxIgnoreBytes bounds an ignore file: patterns, not data.
@@ -43,17 +43,17 @@ const maxIgnoreBytes = 1 << 20
 // names.
 var ErrIgnoredReference = errors.New("packs: an ignore rule excludes a file the pack needs")
 
-// ErrIgnoreFile: an ignore file cannot be read (too large, not a file).
-var ErrIgnoreFile = errors.New("packs: unreadable ignore file")
+// errIgnoreFile: an ignore file cannot be read (too large, not a file).
+var errIgnoreFile = errors.New("packs: unreadable ignore file")
 
-// IgnoreRule is one rule that excludes files: where it is written and what.
-type IgnoreRule struct {
+// ignoreOrigin is one rule that excludes files: where it is written and what.
+type ignoreOrigin struct {
 	File string // ".packignore", ".gitignore", or "" for the built-in .git rule
 	Line int
 	Text string
 }
 
-func (r IgnoreRule) String() string {
+func (r ignoreOrigin) String() string {
 	if r.File == "" {
 		return "the built-in rule " + r.Text
 	}
@@ -61,44 +61,44 @@ func (r IgnoreRule) String() string {
 }
 
 type ignoreRule struct {
-	IgnoreRule
+	ignoreOrigin
 	pat gitignore.Pattern
 }
 
-// Selection is the file-selection rule of one pack folder. The zero value
+// selection is the file-selection rule of one pack folder. The zero value
 // excludes only .git folders.
-type Selection struct {
+type selection struct {
 	rules []ignoreRule // lowest priority first
 }
 
-// ReadSelection reads the ignore files at the root of the pack folder dir.
+// readSelection reads the ignore files at the root of the pack folder dir.
 // Missing ones are no rules; one that is a folder, a link, or over 1 MiB is
-// an error wrapping ErrIgnoreFile.
-func ReadSelection(dir string) (*Selection, error) {
-	s := &Selection{}
-	for _, name := range []string{GitIgnoreFile, PackIgnoreFile} {
+// an error wrapping errIgnoreFile.
+func readSelection(dir string) (*selection, error) {
+	s := &selection{}
+	for _, name := range []string{gitIgnoreFile, packIgnoreFile} {
 		p := filepath.Join(dir, name)
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s is not a regular file: make it one", ErrIgnoreFile, p)
+			return nil, fmt.Errorf("%w: %s is not a regular file: make it one", errIgnoreFile, p)
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxIgnoreBytes+1))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrIgnoreFile, p, err)
+			return nil, fmt.Errorf("%w: %s: %w", errIgnoreFile, p, err)
 		}
 		if len(data) > maxIgnoreBytes {
-			return nil, fmt.Errorf("%w: %s is over %d bytes: an ignore file holds patterns only", ErrIgnoreFile, p, maxIgnoreBytes)
+			return nil, fmt.Errorf("%w: %s is over %d bytes: an ignore file holds patterns only", errIgnoreFile, p, maxIgnoreBytes)
 		}
 		s.rules = append(s.rules, parseIgnore(name, data)...)
 	}
@@ -114,42 +114,42 @@ func parseIgnore(file string, data []byte) []ignoreRule {
 		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
 			continue
 		}
-		out = append(out, ignoreRule{IgnoreRule: IgnoreRule{File: file, Line: i + 1, Text: s}, pat: gitignore.ParsePattern(s, nil)})
+		out = append(out, ignoreRule{ignoreOrigin: ignoreOrigin{File: file, Line: i + 1, Text: s}, pat: gitignore.ParsePattern(s, nil)})
 	}
 	return out
 }
 
-// Excluded returns the rule that leaves the slash-separated path rel
+// excluded returns the rule that leaves the slash-separated path rel
 // (relative to the pack root; isDir when it is a folder) out of the pack, and
 // whether one does. A path under an excluded folder is excluded by the
 // folder's rule, as in git.
-func (s *Selection) Excluded(rel string, isDir bool) (IgnoreRule, bool) {
+func (s *selection) excluded(rel string, isDir bool) (ignoreOrigin, bool) {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		if r, ok := s.excludes(parts[:i+1], isDir || i < len(parts)-1); ok {
 			return r, true
 		}
 	}
-	return IgnoreRule{}, false
+	return ignoreOrigin{}, false
 }
 
 // excludes decides one path by its own name: the last matching rule wins.
-func (s *Selection) excludes(parts []string, isDir bool) (IgnoreRule, bool) {
+func (s *selection) excludes(parts []string, isDir bool) (ignoreOrigin, bool) {
 	if isDir && parts[len(parts)-1] == ".git" {
-		return IgnoreRule{Text: ".git"}, true
+		return ignoreOrigin{Text: ".git"}, true
 	}
 	if s == nil {
-		return IgnoreRule{}, false
+		return ignoreOrigin{}, false
 	}
 	for i := len(s.rules) - 1; i >= 0; i-- {
 		switch s.rules[i].pat.Match(parts, isDir) {
 		case gitignore.Exclude:
-			return s.rules[i].IgnoreRule, true
+			return s.rules[i].ignoreOrigin, true
 		case gitignore.Include:
-			return IgnoreRule{}, false
+			return ignoreOrigin{}, false
 		}
 	}
-	return IgnoreRule{}, false
+	return ignoreOrigin{}, false
 }
 
 // referencedFiles lists the files the definition of p names, slash-separated
@@ -186,7 +186,7 @@ func referencedFiles(p *Pack) []string {
 
 // checkReferences returns an error wrapping ErrIgnoredReference for the
 // first file that p's definition names and s excludes (p may be partial).
-func (s *Selection) checkReferences(p *Pack) error {
+func (s *selection) checkReferences(p *Pack) error {
 	if p == nil {
 		return nil
 	}
@@ -194,8 +194,8 @@ func (s *Selection) checkReferences(p *Pack) error {
 		if _, err := os.Lstat(filepath.Join(p.Dir, filepath.FromSlash(rel))); err != nil {
 			continue // a missing file is the loader's finding
 		}
-		if r, ok := s.Excluded(rel, false); ok {
-			return fmt.Errorf("%w: %s is needed by the pack, but %s excludes it: remove the rule or add \"!%s\" to %s", ErrIgnoredReference, rel, r, rel, PackIgnoreFile)
+		if r, ok := s.excluded(rel, false); ok {
+			return fmt.Errorf("%w: %s is needed by the pack, but %s excludes it: remove the rule or add \"!%s\" to %s", ErrIgnoredReference, rel, r, rel, packIgnoreFile)
 		}
 	}
 	return nil
@@ -203,8 +203,8 @@ func (s *Selection) checkReferences(p *Pack) error {
 
 // selectFiles reads the selection of the pack folder dir and checks it
 // against the pack's own definition.
-func selectFiles(dir string) (*Selection, error) {
-	sel, err := ReadSelection(dir)
+func selectFiles(dir string) (*selection, error) {
+	sel, err := readSelection(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -215,9 +215,21 @@ func selectFiles(dir string) (*Selection, error) {
 	return sel, nil
 }
 
+// WalkShipped walks what the pack folder dir ships like filepath.WalkDir:
+// no .git folder, nothing its ignore files exclude. It fails with
+// ErrIgnoredReference when an ignore rule excludes a file the pack needs.
+// fn gets rel, slash-separated ("." for the root).
+func WalkShipped(dir string, fn func(p, rel string, d fs.DirEntry) error) error {
+	sel, err := selectFiles(dir)
+	if err != nil {
+		return err
+	}
+	return walkSelected(dir, sel, fn)
+}
+
 // walkSelected walks the pack folder dir like filepath.WalkDir, skipping what
 // sel excludes; fn gets rel, slash-separated ("." for the root).
-func walkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEntry) error) error {
+func walkSelected(dir string, sel *selection, fn func(p, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -228,7 +240,7 @@ func walkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEnt
 		}
 		rel = filepath.ToSlash(rel)
 		if rel != "." {
-			if _, ok := sel.Excluded(rel, d.IsDir()); ok {
+			if _, ok := sel.excluded(rel, d.IsDir()); ok {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
@@ -239,10 +251,10 @@ func walkSelected(dir string, sel *Selection, fn func(p, rel string, d fs.DirEnt
 	})
 }
 
-// pruneExcluded deletes from the pack folder dir (an extracted archive) what
+// PruneExcluded deletes from the pack folder dir (an extracted archive) what
 // its selection excludes, so that an installed pack holds exactly what it
 // ships.
-func pruneExcluded(dir string) error {
+func PruneExcluded(dir string) error {
 	sel, err := selectFiles(dir)
 	if err != nil {
 		return err
@@ -302,7 +314,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 	}
 	pack := filepath.Base(abs)
 	show := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
-	sel, err := ReadSelection(abs)
+	sel, err := readSelection(abs)
 	if err != nil {
 		return []Finding{{Pack: pack, File: dir, Severity: SeverityError, Rule: "ignore-file", Message: err.Error()}}
 	}
@@ -312,13 +324,13 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			if _, err := os.Lstat(filepath.Join(abs, filepath.FromSlash(rel))); err != nil {
 				continue
 			}
-			if r, ok := sel.Excluded(rel, false); ok {
+			if r, ok := sel.excluded(rel, false); ok {
 				file, line := show(r.File), r.Line
 				if r.File == "" {
 					file, line = show(rel), 0
 				}
 				out = append(out, Finding{Pack: pack, File: file, Line: line, Severity: SeverityError, Rule: "ignored-reference",
-					Message: fmt.Sprintf("%q excludes %s, which the pack needs: remove the rule or add \"!%s\" to %s", r.Text, rel, rel, PackIgnoreFile)})
+					Message: fmt.Sprintf("%q excludes %s, which the pack needs: remove the rule or add \"!%s\" to %s", r.Text, rel, rel, packIgnoreFile)})
 			}
 		}
 	}
@@ -327,7 +339,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 		builds++
 		if builds <= maxBuildFindings {
 			out = append(out, Finding{Pack: pack, File: show(rel), Severity: SeverityWarning, Rule: "build-output",
-				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, PackIgnoreFile)})
+				Message: fmt.Sprintf("%s is %s and would be installed with the pack: add %q to %s (or .gitignore)", rel, what, "/"+rel, packIgnoreFile)})
 		}
 	}
 	_ = walkSelected(abs, sel, func(p, rel string, d fs.DirEntry) error {
@@ -347,7 +359,7 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if target, err := os.Readlink(p); err == nil && !escaped && linkLeaves(rel, target) {
+			if target, err := os.Readlink(p); err == nil && !escaped && LinkLeaves(rel, target) {
 				out = append(out, Finding{Pack: pack, File: show(rel), Severity: SeverityError, Rule: "path-escape",
 					Message: fmt.Sprintf("symlink %s -> %s leaves the pack, and packs add refuses it: make it relative and inside the pack, or copy the file in", rel, target)})
 			}
@@ -363,4 +375,12 @@ func CheckShipped(dir string, p *Pack, loaded []Finding) []Finding {
 			Message: fmt.Sprintf("%d more build outputs are not listed", builds-maxBuildFindings)})
 	}
 	return out
+}
+
+// LinkLeaves reports whether a symlink at slashRel (slash-separated,
+// relative to the pack) whose target is target points outside the pack:
+// the one rule that Stage (which refuses such a pack) and CheckShipped
+// (which packs validate reports) share.
+func LinkLeaves(slashRel, target string) bool {
+	return filepath.IsAbs(target) || !filepath.IsLocal(path.Join(path.Dir(slashRel), filepath.ToSlash(target)))
 }

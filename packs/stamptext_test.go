@@ -41,7 +41,7 @@ func TestStampText(t *testing.T) {
 		if got := back.Same(c.s); got != c.wantSame {
 			t.Errorf("%s: %q read back Same = %t, want %t", c.name, text, got, c.wantSame)
 		}
-		if back.settledBefore(time.Now().Add(time.Hour)) != c.wantSame {
+		if back.SettledBefore(time.Now().Add(time.Hour)) != c.wantSame {
 			t.Errorf("%s: read back settled = %t, want %t", c.name, !c.wantSame, c.wantSame)
 		}
 	}

@@ -99,7 +99,7 @@ func (t *Tool) ValidateOutput(output []byte) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ve):
-		return fmt.Errorf("%w: %s", ErrOutputSchema, (&InputError{Tool: t.Name, Problems: leafProblems(ve)}).problems())
+		return fmt.Errorf("%w: %s", ErrOutputSchema, (&inputError{Tool: t.Name, Problems: leafProblems(ve)}).problems())
 	}
 	return fmt.Errorf("%w: %v", ErrOutputSchema, err)
 }
@@ -109,27 +109,27 @@ func (t *Tool) ValidateOutput(output []byte) error {
 // that did not come from Load (its Expand refuses every input).
 func (t *Tool) Argv() *ArgvTemplate { return t.argv }
 
-// ErrInvalidInput is wrapped by every *InputError.
+// ErrInvalidInput is wrapped by every *inputError.
 var ErrInvalidInput = errors.New("packs: invalid input")
 
-// InputProblem is one way in which an input breaks a tool's schema.
-type InputProblem struct {
+// inputProblem is one way in which an input breaks a tool's schema.
+type inputProblem struct {
 	Field  string // JSON pointer into the input: "/path", "" for the whole input
 	Reason string
 }
 
-// InputError reports why an input does not fit a tool's input_schema.
-type InputError struct {
+// inputError reports why an input does not fit a tool's input_schema.
+type inputError struct {
 	Tool     string
-	Problems []InputProblem
+	Problems []inputProblem
 }
 
-func (e *InputError) Error() string {
+func (e *inputError) Error() string {
 	return fmt.Sprintf("packs: invalid input for tool %q: %s", e.Tool, e.problems())
 }
 
 // problems lists the problems: `field "/x": reason; ...`.
-func (e *InputError) problems() string {
+func (e *inputError) problems() string {
 	var b strings.Builder
 	for i, p := range e.Problems {
 		if i > 0 {
@@ -145,22 +145,22 @@ func (e *InputError) problems() string {
 }
 
 // Unwrap returns ErrInvalidInput.
-func (e *InputError) Unwrap() error { return ErrInvalidInput }
+func (e *inputError) Unwrap() error { return ErrInvalidInput }
 
 // ValidateInput checks a JSON input against the tool's compiled schema. An
-// empty input stands for {}. The error is an *InputError wrapping
+// empty input stands for {}. The error is an *inputError wrapping
 // ErrInvalidInput that says which field is wrong and why. A Tool that did not
 // come from Load has no compiled schema and accepts nothing.
 func (t *Tool) ValidateInput(input []byte) error {
 	if t.schema == nil {
-		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: "the tool has no compiled input schema (tools come from packs.Load)"}}}
+		return &inputError{Tool: t.Name, Problems: []inputProblem{{Reason: "the tool has no compiled input schema (tools come from packs.Load)"}}}
 	}
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = []byte("{}")
 	}
 	v, err := decodeJSONValue(input)
 	if err != nil {
-		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: "the input is not valid JSON: " + err.Error()}}}
+		return &inputError{Tool: t.Name, Problems: []inputProblem{{Reason: "the input is not valid JSON: " + err.Error()}}}
 	}
 	err = t.schema.Validate(v)
 	if err == nil {
@@ -168,9 +168,9 @@ func (t *Tool) ValidateInput(input []byte) error {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return &InputError{Tool: t.Name, Problems: []InputProblem{{Reason: err.Error()}}}
+		return &inputError{Tool: t.Name, Problems: []inputProblem{{Reason: err.Error()}}}
 	}
-	return &InputError{Tool: t.Name, Problems: leafProblems(ve)}
+	return &inputError{Tool: t.Name, Problems: leafProblems(ve)}
 }
 
 // decodeJSONValue decodes exactly one JSON value, numbers kept exact.
@@ -189,8 +189,8 @@ func decodeJSONValue(b []byte) (any, error) {
 
 // leafProblems flattens a validation error tree into its leaves, the
 // errors that name a concrete field and reason, one per field.
-func leafProblems(ve *jsonschema.ValidationError) []InputProblem {
-	var out []InputProblem
+func leafProblems(ve *jsonschema.ValidationError) []inputProblem {
+	var out []inputProblem
 	seen := map[string]bool{}
 	pr := message.NewPrinter(language.English)
 	var walk func(e *jsonschema.ValidationError)
@@ -199,7 +199,7 @@ func leafProblems(ve *jsonschema.ValidationError) []InputProblem {
 			field := jsonPointer(e.InstanceLocation)
 			if !seen[field] {
 				seen[field] = true
-				out = append(out, InputProblem{Field: field, Reason: e.ErrorKind.LocalizedString(pr)})
+				out = append(out, inputProblem{Field: field, Reason: e.ErrorKind.LocalizedString(pr)})
 			}
 			return
 		}
@@ -458,7 +458,7 @@ func (p *toolsParser) checkToolName(name string) error {
 
 // argvParams returns what exec placeholders need of an object schema's
 // top-level properties: their names, whether each is marked with
-// OptionMarker, and whether enum, const or pattern limits it. A marker that
+// optionMarker, and whether enum, const or pattern limits it. A marker that
 // is not a boolean is reported.
 func (p *toolsParser) argvParams(label string, schema *jsonNode) (map[string]argvParam, bool) {
 	params := map[string]argvParam{}
@@ -469,9 +469,9 @@ func (p *toolsParser) argvParams(label string, schema *jsonNode) (map[string]arg
 	}
 	for _, m := range pm.val.members {
 		prm := argvParam{line: p.line(m.off)}
-		if mark := m.val.member(OptionMarker); mark != nil {
+		if mark := m.val.member(optionMarker); mark != nil {
 			if mark.val.kind != 't' {
-				p.rep.errorf(p.file, p.line(mark.off), "exec-option", "%s property %q has %q: %s: write true or remove it", label, m.key, OptionMarker, kindWord(mark.val.kind))
+				p.rep.errorf(p.file, p.line(mark.off), "exec-option", "%s property %q has %q: %s: write true or remove it", label, m.key, optionMarker, kindWord(mark.val.kind))
 				ok = false
 			}
 			prm.option = mark.val.kind == 't' && string(p.data[mark.val.off:mark.val.end]) == "true"

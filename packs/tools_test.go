@@ -159,10 +159,10 @@ func TestValidateInput(t *testing.T) {
 			}
 			continue
 		}
-		var ie *InputError
+		var ie *inputError
 		switch {
 		case !errors.As(err, &ie) || !errors.Is(err, ErrInvalidInput):
-			t.Errorf("%s(%s) = %v, want an *InputError", tc.tool.Name, tc.input, err)
+			t.Errorf("%s(%s) = %v, want an *inputError", tc.tool.Name, tc.input, err)
 		case len(ie.Problems) == 0 || ie.Problems[0].Field != tc.field || ie.Problems[0].Reason == "":
 			t.Errorf("%s(%s) problems = %+v, want field %q", tc.tool.Name, tc.input, ie.Problems, tc.field)
 		case ie.Tool != tc.tool.Name || !strings.Contains(err.Error(), tc.tool.Name):

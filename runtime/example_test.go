@@ -44,35 +44,24 @@ func (noGrants) TakeGrants(context.Context, capability.PackRef, string) ([]capab
 	return nil, nil
 }
 
-// Example embeds packs: install a pack into a state directory, then run
+// Example embeds packs: load a pack folder and pin its digest, then run
 // one of its tools through the pipeline, which asks the approver, checks
-// the installed files against packs.lock, runs the WebAssembly tool in a
-// fresh instance and writes the audit record.
+// the pack's files against the pinned digest, runs the WebAssembly tool in
+// a fresh instance and writes the audit record.
 func Example() {
 	ctx := context.Background()
 	tmp, _ := os.MkdirTemp("", "packs-example-")
 	defer os.RemoveAll(tmp)
 
-	src := writeEchoPack(tmp)
+	dir := writeEchoPack(tmp)
 
-	// Install it: staged, validated, committed with its packs.lock entry.
-	home, err := packs.OpenHome(ctx, filepath.Join(tmp, "home"), packs.HomeOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	staged, err := home.Stage(ctx, src, packs.StageOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	entry, err := staged.Commit(ctx, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	dir, _ := home.PackDir(entry.Name)
+	// Load it (every finding is an error here) and pin what it holds.
 	p, err := packs.Load(dir, packs.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	digest, err := packs.Digest(dir)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -94,7 +83,7 @@ func Example() {
 	workspace := filepath.Join(tmp, "workspace")
 	os.Mkdir(workspace, 0o700)
 	o, err := pl.Call(ctx, runtime.Request{
-		Pack: p, Ref: capability.PackRef{Name: p.Name, Digest: entry.Integrity}, Tool: "echo",
+		Pack: p, Ref: capability.PackRef{Name: p.Name, Digest: digest}, Tool: "echo",
 		Arguments: json.RawMessage(`{"greeting": "hello"}`), Workspace: workspace,
 		Approvers: []capability.Approver{person{}},
 	})
@@ -114,19 +103,17 @@ func Example() {
 }
 
 // ExamplePipeline_Call_modified shows that a pack whose files changed
-// after install does not run: the pipeline checks them at every call.
+// after its digest was pinned does not run: the pipeline checks them at
+// every call.
 func ExamplePipeline_Call_modified() {
 	ctx := context.Background()
 	tmp, _ := os.MkdirTemp("", "packs-example-")
 	defer os.RemoveAll(tmp)
-	src := writeEchoPack(tmp)
-	home, _ := packs.OpenHome(ctx, filepath.Join(tmp, "home"), packs.HomeOptions{})
-	staged, _ := home.Stage(ctx, src, packs.StageOptions{})
-	entry, _ := staged.Commit(ctx, nil)
-	dir, _ := home.PackDir(entry.Name)
+	dir := writeEchoPack(tmp)
 	p, _ := packs.Load(dir, packs.LoadOptions{})
+	digest, _ := packs.Digest(dir)
 
-	// Someone swaps the module after install.
+	// Someone swaps the module after the digest was pinned.
 	tampered, _ := os.ReadFile("testdata/wasi_files.wasm")
 	os.WriteFile(filepath.Join(dir, "bin", "echo.wasm"), tampered, 0o644)
 
@@ -136,7 +123,7 @@ func ExamplePipeline_Call_modified() {
 	workspace := filepath.Join(tmp, "workspace")
 	os.Mkdir(workspace, 0o700)
 	o, _ := pl.Call(ctx, runtime.Request{
-		Pack: p, Ref: capability.PackRef{Name: p.Name, Digest: entry.Integrity}, Tool: "echo",
+		Pack: p, Ref: capability.PackRef{Name: p.Name, Digest: digest}, Tool: "echo",
 		Workspace: workspace, Approvers: []capability.Approver{person{}},
 	})
 	fmt.Println(o.Status, errors.Is(o.Err, packs.ErrModified))

@@ -17,6 +17,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -219,7 +220,7 @@ func readSigners(files []string) ([]string, error) {
 		if err != nil {
 			return nil, usageError("--signer: %v", err)
 		}
-		k, err := packs.NormalizeKey(string(b))
+		k, err := dist.NormalizeKey(string(b))
 		if err != nil {
 			return nil, usageError("--signer %s: not an SSH public key: give a .pub file", f)
 		}
@@ -258,15 +259,15 @@ func (c *cli) installError(verb, what string, a *app.App, err error, stays strin
 	case errors.As(err, &be):
 		return exitWith(exitDenied, fmt.Errorf("%s %s: blocked by policy %s: %s: ask the policy's administrator, or choose another pack%s",
 			verb, be.Ref.Name, a.Policy.Source(), blockReason(a.Policy, be.Ref), stays))
-	case errors.Is(err, packs.ErrUntrustedSigner):
+	case errors.Is(err, dist.ErrUntrustedSigner):
 		return exitWith(exitDenied, fmt.Errorf("%s: %s: if you trust that key, pass --signer KEY.pub, or ask the policy's administrator to add it to [trust] signers%s", verb, trim(err), stays))
-	case errors.Is(err, packs.ErrSignerBlocked), errors.Is(err, packs.ErrSignatureRequired):
+	case errors.Is(err, dist.ErrSignerBlocked), errors.Is(err, dist.ErrSignatureRequired):
 		return exitWith(exitDenied, fmt.Errorf("%s: %s (policy %s, or --signer)%s", verb, trim(err), a.Policy.Source(), stays))
-	case errors.Is(err, packs.ErrSignature):
+	case errors.Is(err, dist.ErrSignature):
 		return exitWith(exitDenied, fmt.Errorf("%s: %s: do not install it; get the archive and its .sig again from the author%s", verb, trim(err), stays))
 	case errors.Is(err, app.ErrIndexName):
 		return exitWith(exitDenied, fmt.Errorf("%s: %s", verb, trim(err)))
-	case errors.Is(err, packs.ErrUnpinned):
+	case errors.Is(err, dist.ErrUnpinned):
 		return usageError("%s: %s: add #sha256=HEX (the archive's digest, as packs pack prints it) to the URL, or pass --allow-unpinned", verb, trim(err))
 	case errors.Is(err, app.ErrNoIndex):
 		return usageError("%s: %s with --index or $PACKS_INDEX", verb, trim(err))
@@ -289,8 +290,8 @@ type addResult struct {
 // compileHook is packs add's App.Installed hook: precompileHook's work, one
 // module at a time, with progress on w. Compiling a large module (web-reader,
 // a Go guest) takes seconds.
-func compileHook(a *app.App, w io.Writer) func(context.Context, packs.LockEntry) error {
-	return func(ctx context.Context, e packs.LockEntry) error {
+func compileHook(a *app.App, w io.Writer) func(context.Context, dist.LockEntry) error {
+	return func(ctx context.Context, e dist.LockEntry) error {
 		dir, err := a.Home.PackDir(e.Name)
 		if err != nil {
 			return err
@@ -427,7 +428,7 @@ func holdings(rep capability.Report, ns []capability.Name) string {
 //
 // pre are the capabilities the policy (from source) pre-approves; preRep
 // says what they hold.
-func showRequest(w io.Writer, st *packs.Staged, req capability.Request, pre []capability.Name, preRep capability.Report, source string) {
+func showRequest(w io.Writer, st *dist.Staged, req capability.Request, pre []capability.Name, preRep capability.Report, source string) {
 	p := st.Pack
 	version := ""
 	if p.Manifest != nil && p.Manifest.Version != "" {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/audit"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 func (c *cli) auditCommand() *cobra.Command {
@@ -157,7 +157,7 @@ func (c *cli) exportKey(flag string) (string, error) {
 	if c.home == "" && c.getenv("PACKS_HOME") == "" {
 		return "", nil
 	}
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return "", err
 	}

@@ -31,6 +31,18 @@ func TestAuthorCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "ok    says hello") {
 		t.Fatalf("test report: %q", r.stdout)
 	}
+	// --json: one object a line, nothing else on stdout.
+	lines := strings.Split(strings.TrimSpace(packsCLI(t, "test", dir, "--json").mustCode(t, exitOK).stdout), "\n")
+	var cases []testCaseJSON
+	for _, l := range lines {
+		var tc testCaseJSON
+		decodeOne(t, l, &tc)
+		cases = append(cases, tc)
+	}
+	if len(cases) != 2 || cases[0].Name != "says hello" || !cases[0].Pass || cases[0].Status != "ok" || cases[0].Tool != "hello" || cases[0].Line == 0 ||
+		len(cases[0].Failures) != 0 || cases[1].Status != "invalid_input" || !cases[1].Pass {
+		t.Errorf("test --json: %+v", cases)
+	}
 	packsCLI(t, "lint", dir).mustCode(t, exitOK)
 	packsCLI(t, "validate", dir).mustCode(t, exitOK)
 

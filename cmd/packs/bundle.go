@@ -25,15 +25,26 @@ machine, with no network, checking everything packs add checks.`,
 	return cmd
 }
 
+// bundleJSON is packs bundle export --json and import --json: the bundle
+// file and each pack written to it or installed from it.
+type bundleJSON struct {
+	File  string     `json:"file"`
+	Packs []packJSON `json:"packs"`
+}
+
 func (c *cli) bundleExportCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "export FILE [NAME...]",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export FILE [NAME...] [--json]",
 		Short: "Write installed packs (all, or those named) to one bundle file",
 		Long: `export writes the installed packs NAME... (all when none is named) to FILE:
 for each, the archive it was installed from (or its folder packed as packs
 pack does), its SSH signature when it was installed signed, and its
 packs.lock entry with the grants it has here. A pack whose files were
-modified since it was installed is refused.`,
+modified since it was installed is refused.
+
+--json prints {"file": FILE, "packs": [...]}, each pack as packs list
+--json shows it.`,
 		Args: nargs(1, -1, "FILE and optional pack NAMEs"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -58,6 +69,17 @@ modified since it was installed is refused.`,
 				os.Remove(f.Name())
 				return err
 			}
+			if asJSON {
+				res := bundleJSON{File: out, Packs: []packJSON{}}
+				for _, e := range entries {
+					ip, err := a.Pack(ctx, e.Name)
+					if err != nil {
+						ip = app.InstalledPack{Entry: e, Status: app.StatusOK}
+					}
+					res.Packs = append(res.Packs, toJSON(ip))
+				}
+				return writeJSON(c.stdout, res)
+			}
 			for _, e := range entries {
 				signed := ""
 				if e.Signer != "" {
@@ -69,13 +91,15 @@ modified since it was installed is refused.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was written as JSON")
+	return cmd
 }
 
 func (c *cli) bundleImportCommand() *cobra.Command {
-	var keepGrants, yes bool
+	var keepGrants, yes, asJSON bool
 	var signerFiles []string
 	cmd := &cobra.Command{
-		Use:   "import FILE [--signer KEY.pub] [--grants-from-bundle] [--yes]",
+		Use:   "import FILE [--signer KEY.pub] [--grants-from-bundle] [--yes] [--json]",
 		Short: "Install the packs of a bundle file, offline",
 		Long: `import installs every pack in the bundle FILE without using the network.
 Before installing anything it checks each archive's digest, its signature
@@ -88,7 +112,10 @@ dependency may come in the same bundle). One failure installs nothing.
 
 The packs get no capabilities unless --grants-from-bundle applies the grants
 their lock entries carry (within what each pack asks for). Without a
-terminal pass --yes.`,
+terminal pass --yes.
+
+--json prints {"file": FILE, "packs": [...]}, each installed pack as packs
+list --json shows it; what a question shows goes to stderr then.`,
 		Args: nargs(1, 1, "one bundle FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -106,7 +133,11 @@ terminal pass --yes.`,
 					return nil, usageError("bundle import: nobody can answer here (no terminal), so nothing was installed: pass --yes")
 				}
 				if c.interactive && !yes {
-					showRequest(c.stdout, o.Staged, o.Request, o.PreApproved, capability.Report{}, a.Policy.Source())
+					show := c.stdout
+					if asJSON {
+						show = c.stderr
+					}
+					showRequest(show, o.Staged, o.Request, o.PreApproved, capability.Report{}, a.Policy.Source())
 					ok, err := c.ask(fmt.Sprintf("Install %s?", o.Staged.Name()), true)
 					if err != nil {
 						return nil, err
@@ -129,6 +160,13 @@ terminal pass --yes.`,
 				}
 				return c.installError("bundle import", args[0], a, err, stays)
 			}
+			if asJSON {
+				out := bundleJSON{File: args[0], Packs: []packJSON{}}
+				for _, r := range res {
+					out.Packs = append(out.Packs, toJSON(app.InstalledPack{Entry: r.Entry, Status: app.StatusOK, Pack: r.Pack}))
+				}
+				return writeJSON(c.stdout, out)
+			}
 			for _, r := range res {
 				e := r.Entry
 				signed := ""
@@ -142,6 +180,7 @@ terminal pass --yes.`,
 	}
 	cmd.Flags().BoolVar(&keepGrants, "grants-from-bundle", false, "grant what each pack's lock entry in the bundle grants")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "install without asking")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was installed as JSON")
 	cmd.Flags().StringArrayVar(&signerFiles, "signer", nil, "trust signatures by this SSH public key file (repeatable)")
 	return cmd
 }

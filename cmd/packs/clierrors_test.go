@@ -88,3 +88,17 @@ func TestDeniedByGrantSaysTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCommandSuggests: a mistyped command gets a "did you mean",
+// a word far from every command only the pointer to --help.
+func TestUnknownCommandSuggests(t *testing.T) {
+	if msg := packsCLI(t, "agnet", "list").mustCode(t, exitUsage).oneLineError(t); !strings.Contains(msg, "did you mean packs agent?") {
+		t.Errorf("agnet: %s", msg)
+	}
+	if msg := packsCLI(t, "lsit").mustCode(t, exitUsage).oneLineError(t); !strings.Contains(msg, "packs list") {
+		t.Errorf("lsit: %s", msg)
+	}
+	if msg := packsCLI(t, "frobnicate").mustCode(t, exitUsage).oneLineError(t); strings.Contains(msg, "did you mean") || !strings.Contains(msg, "packs --help") {
+		t.Errorf("frobnicate: %s", msg)
+	}
+}

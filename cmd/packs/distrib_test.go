@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // gitCmd runs git in dir with a fixed identity.
@@ -145,6 +146,11 @@ func TestUpdateAsksAgainWhenWidened(t *testing.T) {
 	if r := withHome(t, home, "update", "weather").mustCode(t, 0); !strings.Contains(r.stdout, "weather 1.0.0 is up to date") {
 		t.Errorf("update without changes:\n%s", r.stdout)
 	}
+	var results []updateResult
+	decodeOne(t, withHome(t, home, "update", "--json").mustCode(t, 0).stdout, &results)
+	if len(results) != 1 || results[0].Name != "weather" || results[0].Status != "up_to_date" || results[0].To != "1.0.0" || results[0].Integrity == "" {
+		t.Errorf("update --json without changes: %+v", results)
+	}
 
 	// v2 asks for one more host.
 	v2 := weatherFiles("2.0.0")
@@ -163,6 +169,15 @@ func TestUpdateAsksAgainWhenWidened(t *testing.T) {
 	r := withHome(t, home, "update", "weather").mustCode(t, exitUsage)
 	if !strings.Contains(r.stdout, "+ network: evil.example") || !strings.Contains(r.stdout, "~ skill.toml") || !strings.Contains(r.stderr, "stays installed") {
 		t.Errorf("widened update without a terminal:\n%s\n%s", r.stdout, r.stderr)
+	}
+	lockHas(`version = "1.0.0"`)
+	// The same as JSON: what the person would be shown goes to stderr.
+	r = withHome(t, home, "update", "weather", "--json").mustCode(t, exitUsage)
+	results = nil
+	decodeOne(t, r.stdout, &results)
+	if len(results) != 1 || results[0].Status != "failed" || !strings.Contains(results[0].Error, "stays installed") || results[0].To != "2.0.0" ||
+		!slices.Contains(results[0].Files.Changed, "skill.toml") || !slices.Contains(results[0].Capabilities, "+ network: evil.example") || !strings.Contains(r.stderr, "+ network: evil.example") {
+		t.Errorf("update --json, widened, no terminal: %+v\n%s", results, r.stderr)
 	}
 	lockHas(`version = "1.0.0"`)
 
@@ -265,8 +280,15 @@ func TestBundleMovesBetweenHomes(t *testing.T) {
 	}
 	// The exported bundle re-exports from b and still verifies.
 	again := filepath.Join(t.TempDir(), "again.bundle")
-	withHome(t, b, "bundle", "export", again, "weather").mustCode(t, 0)
-	withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub").mustCode(t, 0)
+	var exported, imported bundleJSON
+	decodeOne(t, withHome(t, b, "bundle", "export", again, "weather", "--json").mustCode(t, 0).stdout, &exported)
+	if exported.File != again || len(exported.Packs) != 1 || exported.Packs[0].Name != "weather" || exported.Packs[0].Integrity == "" {
+		t.Errorf("export --json: %+v", exported)
+	}
+	decodeOne(t, withHome(t, filepath.Join(t.TempDir(), "c"), "bundle", "import", again, "--yes", "--signer", key+".pub", "--json").mustCode(t, 0).stdout, &imported)
+	if imported.File != again || len(imported.Packs) != 1 || imported.Packs[0].Integrity != exported.Packs[0].Integrity || len(imported.Packs[0].Granted) != 0 {
+		t.Errorf("import --json (no grants from the bundle): %+v", imported)
+	}
 }
 
 func TestPublishAddOCI(t *testing.T) {
@@ -350,7 +372,7 @@ func TestUpdateKeepsSignedPacksSigned(t *testing.T) {
 
 func TestAddByName(t *testing.T) {
 	var archive bytes.Buffer
-	digest, err := packs.PackArchive(weatherPack(t, "1.0.0"), &archive)
+	digest, err := dist.PackArchive(weatherPack(t, "1.0.0"), &archive)
 	if err != nil {
 		t.Fatal(err)
 	}

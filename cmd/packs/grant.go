@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -200,7 +201,7 @@ when the pack's lock entry could not follow (a modified pack).`,
 			// and a modified one does not run.
 			_, err = a.MirrorGrants(ctx, args[0])
 			switch {
-			case errors.Is(err, packs.ErrNotInstalled):
+			case errors.Is(err, dist.ErrNotInstalled):
 			case errors.Is(err, packs.ErrModified):
 				res.Notes = append(res.Notes, err.Error())
 			case err != nil:
@@ -264,7 +265,7 @@ func (c *cli) explain(ctx context.Context, a *app.App, p *packs.Pack, ref capabi
 	kind := ""
 	if ref.Digest != "" {
 		if e, err := a.Home.Entry(ref.Name); err == nil {
-			if src, err := packs.ParseSource(e.Source); err == nil {
+			if src, err := dist.ParseSource(e.Source); err == nil {
 				kind = src.Kind.String()
 			}
 		}
@@ -325,7 +326,7 @@ func trustLines(pol *capability.Policy, ref capability.PackRef, kind string) []s
 // integrity) for the grant commands.
 func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, error) {
 	ip, err := a.Pack(context.Background(), name)
-	if errors.Is(err, packs.ErrNotInstalled) {
+	if errors.Is(err, dist.ErrNotInstalled) {
 		return nil, capability.PackRef{}, usageError("%v", err)
 	}
 	if err != nil {

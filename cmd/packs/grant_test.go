@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,6 +155,27 @@ auto_approve = ["weather__forecast"]
 	}
 	if out := packsCLI(t, "policy", "show").mustCode(t, 0).stdout; !strings.Contains(out, "no enterprise policy") {
 		t.Errorf("policy show without a policy: %q", out)
+	}
+	var shown struct {
+		Source string `json:"source"`
+		Policy struct {
+			Ceilings struct {
+				Never   []string `json:"never"`
+				Network []string `json:"network"`
+			} `json:"ceilings"`
+			Approval struct {
+				AutoApprove []string `json:"auto_approve"`
+			} `json:"approval"`
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal([]byte(packsCLI(t, "--policy", pol, "policy", "show", "--json").mustCode(t, 0).stdout), &shown); err != nil {
+		t.Fatalf("policy show --json: %v", err)
+	}
+	if shown.Source != pol || !slices.Equal(shown.Policy.Ceilings.Never, []string{"env_read"}) || !slices.Equal(shown.Policy.Ceilings.Network, []string{"*.corp.example"}) || !slices.Equal(shown.Policy.Approval.AutoApprove, []string{"weather__forecast"}) {
+		t.Errorf("policy show --json: %+v", shown)
+	}
+	if out := packsCLI(t, "policy", "show", "--json").mustCode(t, 0).stdout; !strings.Contains(out, `"policy": null`) {
+		t.Errorf("policy show --json without a policy: %q", out)
 	}
 
 	check := withHome(t, home, "--policy", pol, "policy", "check", "weather").mustCode(t, 0).stdout

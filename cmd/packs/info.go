@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -27,7 +28,7 @@ it asks for next to whether it was granted.`,
 				return err
 			}
 			if a == nil {
-				return fmt.Errorf("%w: %s", packs.ErrNotInstalled, args[0])
+				return fmt.Errorf("%w: %s", dist.ErrNotInstalled, args[0])
 			}
 			defer a.Close()
 			ip, err := a.Pack(cmd.Context(), args[0])

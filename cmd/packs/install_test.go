@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // signingKey is an SSH key pair for signing test archives.
@@ -51,7 +51,7 @@ func archiveAt(t *testing.T, path string, files map[string]string, key *signingK
 	dir := filepath.Join(t.TempDir(), "weather")
 	writeFiles(t, dir, files)
 	var buf bytes.Buffer
-	if _, err := packs.PackArchive(dir, &buf); err != nil {
+	if _, err := dist.PackArchive(dir, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -61,7 +61,7 @@ func archiveAt(t *testing.T, path string, files map[string]string, key *signingK
 	if key == nil {
 		return
 	}
-	sig, err := packs.SignArchive(bytes.NewReader(buf.Bytes()), key.priv)
+	sig, err := dist.SignArchive(bytes.NewReader(buf.Bytes()), key.priv)
 	if err != nil {
 		t.Fatal(err)
 	}

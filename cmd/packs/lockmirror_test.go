@@ -13,14 +13,15 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
 // lockEntry reads the weather entry of home's packs.lock from disk.
-func lockEntry(t *testing.T, home string) packs.LockEntry {
+func lockEntry(t *testing.T, home string) dist.LockEntry {
 	t.Helper()
-	l, err := packs.ReadLock(filepath.Join(home, "packs.lock"))
+	l, err := dist.ReadLock(filepath.Join(home, "packs.lock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func lockEntry(t *testing.T, home string) packs.LockEntry {
 
 // lockCaps renders an entry's capabilities as "cap=res,res" for granted
 // ones, in the order of capability.All().
-func lockCaps(e packs.LockEntry) string {
+func lockCaps(e dist.LockEntry) string {
 	var out []string
 	for _, n := range e.Requested() {
 		c := e.Capabilities[n]

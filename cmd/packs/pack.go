@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -72,7 +73,7 @@ func writeArchive(dir, output string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pack: %w", err)
 	}
-	digest, err := packs.PackArchive(dir, f)
+	digest, err := dist.PackArchive(dir, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/capability"
@@ -23,10 +24,14 @@ stops every command with the file, line and what to fix.`,
 			return usageError("policy: say show or check PACK: run packs policy --help")
 		},
 	}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "show",
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show [--json]",
 		Short: "Print the effective policy",
-		Args:  nargs(0, 0, "no arguments"),
+		Long: `show prints the policy in force as normalized TOML, in the syntax of the
+file. --json prints {"source": FILE, "policy": {...}}: the same tables and
+keys as the TOML, or null with no policy.`,
+		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pol, err := capability.FindPolicy(c.policy, c.getenv)
 			if err != nil {
@@ -36,10 +41,26 @@ stops every command with the file, line and what to fix.`,
 			if err != nil {
 				return err
 			}
-			_, err = io.WriteString(c.stdout, s)
-			return err
+			if !showJSON {
+				_, err = io.WriteString(c.stdout, s)
+				return err
+			}
+			out := struct {
+				Source string         `json:"source"`
+				Policy map[string]any `json:"policy"`
+			}{Source: pol.Source()}
+			if pol != nil {
+				// The JSON is the normalized TOML read back: one rendering
+				// of the policy (Format), two syntaxes.
+				if err := toml.Unmarshal([]byte(s), &out.Policy); err != nil {
+					return fmt.Errorf("policy show: %w", err)
+				}
+			}
+			return writeJSON(c.stdout, out)
 		},
-	})
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print the policy as JSON")
+	cmd.AddCommand(show)
 	var asJSON bool
 	check := &cobra.Command{
 		Use:   "check PACK [--json]",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -36,7 +37,7 @@ HTTP; any other over HTTPS. Credentials are not supported yet.`,
 			var archive, sig []byte
 			if fi.IsDir() {
 				var b bytes.Buffer
-				if _, err := packs.PackArchive(pack, &b); err != nil {
+				if _, err := dist.PackArchive(pack, &b); err != nil {
 					var le *packs.LoadError
 					if errors.As(err, &le) {
 						for _, f := range le.Findings {
@@ -51,11 +52,11 @@ HTTP; any other over HTTPS. Credentials are not supported yet.`,
 				if archive, err = os.ReadFile(pack); err != nil {
 					return fmt.Errorf("publish: %w", err)
 				}
-				if sig, err = os.ReadFile(pack + packs.SignatureExt); err != nil && !errors.Is(err, os.ErrNotExist) {
+				if sig, err = os.ReadFile(pack + dist.SignatureExt); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return fmt.Errorf("publish: %w", err)
 				}
 			}
-			digest, err := packs.PublishOCI(cmd.Context(), ref, archive, sig, nil)
+			digest, err := dist.PublishOCI(cmd.Context(), ref, archive, sig, nil)
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/packs"
 )
@@ -142,7 +143,7 @@ func errorHint(err error) string {
 	switch {
 	case errors.Is(err, packs.ErrModified):
 		return ": reinstall the pack with packs add, or remove it with packs remove"
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return ": see packs list, or install it with packs add"
 	}
 	switch {
@@ -220,6 +221,9 @@ optional skill.toml (the capabilities the pack asks for) and an optional
 tools.json (tools run as WebAssembly, each holding only what was granted).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+					return usageError("unknown command %q: did you mean packs %s? (packs --help lists them all)", args[0], strings.Join(sug, " or packs "))
+				}
 				return usageError("unknown command %q: run packs --help for the list", args[0])
 			}
 			return nil
@@ -229,9 +233,10 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 			cmd.Help()
 			return usageError("")
 		},
-		Version:       version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Version:                    version(),
+		SuggestionsMinimumDistance: 2,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
 	}
 	root.SetVersionTemplate(versionText())
 	root.SetOut(c.stdout)
@@ -244,6 +249,7 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 	f.StringVar(&c.home, "home", "", "state directory (default $PACKS_HOME, else $XDG_DATA_HOME/packs, else ~/.local/share/packs)")
 	f.StringVar(&c.policy, "policy", "", "enterprise policy file (default $PACKS_POLICY)")
 	root.AddCommand(c.commands()...)
+	c.addCompletions(root)
 	return root
 }
 
@@ -255,7 +261,7 @@ func (c *cli) open(ctx context.Context) (*app.App, error) { return c.openWith(ct
 // built-in packs (app.Options.Builtins): for the commands that run chats
 // and tools.
 func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +283,7 @@ func (c *cli) policyPath() string {
 // (nothing is installed). The policy is still loaded: a malformed one stops
 // every command.
 func (c *cli) openExisting(ctx context.Context) (*app.App, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}

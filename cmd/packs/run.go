@@ -16,6 +16,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -212,8 +213,8 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 // a tool loads machine code instead of compiling it. A module that does not
 // compile is reported, not fatal: the pack is installed, and its tools fail
 // with the same message when run.
-func precompileHook(a *app.App) func(context.Context, packs.LockEntry) error {
-	return func(ctx context.Context, e packs.LockEntry) error {
+func precompileHook(a *app.App) func(context.Context, dist.LockEntry) error {
+	return func(ctx context.Context, e dist.LockEntry) error {
 		dir, err := a.Home.PackDir(e.Name)
 		if err != nil {
 			return err
@@ -254,7 +255,7 @@ func loadForRun(a *app.App, arg string, content *packs.ContentCache) (*packs.Pac
 	}
 	entry, _, err := a.Home.VerifyContent(content, arg)
 	switch {
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return nil, capability.PackRef{}, usageError("run: %v", err)
 	case errors.Is(err, packs.ErrModified):
 		return nil, capability.PackRef{}, fmt.Errorf("run: refusing to run: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -37,11 +38,11 @@ func scaleFiles(name string) map[string]string {
 func installedHome(b *testing.B, n int) string {
 	b.Helper()
 	home := filepath.Join(b.TempDir(), "home")
-	h, err := packs.OpenHome(context.Background(), home, packs.HomeOptions{})
+	h, err := dist.OpenHome(context.Background(), home, dist.HomeOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	lf := &packs.Lockfile{}
+	lf := &dist.Lockfile{}
 	now := time.Now().UTC()
 	for i := range n {
 		name := fmt.Sprintf("pack-%05d", i)
@@ -51,10 +52,10 @@ func installedHome(b *testing.B, n int) string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		lf.Packs = append(lf.Packs, packs.LockEntry{Name: name, Version: "1.0.0", Source: "file:///bench/" + name, Integrity: d, Installed: now,
-			Capabilities: map[capability.Name]packs.LockCapability{capability.EnvRead: {Granted: true, Resources: []string{"BENCH_*"}}}})
+		lf.Packs = append(lf.Packs, dist.LockEntry{Name: name, Version: "1.0.0", Source: "file:///bench/" + name, Integrity: d, Installed: now,
+			Capabilities: map[capability.Name]dist.LockCapability{capability.EnvRead: {Granted: true, Resources: []string{"BENCH_*"}}}})
 	}
-	if err := packs.WriteLock(h.LockPath(), lf); err != nil {
+	if err := dist.WriteLock(h.LockPath(), lf); err != nil {
 		b.Fatal(err)
 	}
 	// The first command brings packs.db in line with packs.lock and
@@ -68,7 +69,7 @@ func installedHome(b *testing.B, n int) string {
 }
 
 // settle flushes what the setup wrote to disk and waits until every file
-// is settled (packs.Home.Settled): a command trusts a file stamp it
+// is settled (dist.Home.Settled): a command trusts a file stamp it
 // recorded only when the file had not changed for a tick before, as a pack
 // installed a few seconds ago has not, and the first fsync after writing
 // 40,000 files waits for all of them. The benchmarks measure the steady

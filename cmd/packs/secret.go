@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/secrets"
-	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -46,7 +46,7 @@ func missingSecret(err error) (string, bool) {
 }
 
 func (c *cli) secretStore() (*secrets.Store, error) {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 func (c *cli) signCommand() *cobra.Command {
@@ -56,11 +56,11 @@ func signFile(file, key string) (string, error) {
 		return "", fmt.Errorf("sign: %w", err)
 	}
 	defer f.Close()
-	sig, err := packs.SignArchive(f, pem)
+	sig, err := dist.SignArchive(f, pem)
 	if err != nil {
 		return "", err
 	}
-	out := file + packs.SignatureExt
+	out := file + dist.SignatureExt
 	if err := os.WriteFile(out, sig, 0o644); err != nil {
 		return "", fmt.Errorf("sign: %w", err)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 func (c *cli) updateCommand() *cobra.Command {
-	var yes, allowUnpinned bool
+	var yes, allowUnpinned, asJSON bool
 	var signerFiles []string
 	cmd := &cobra.Command{
-		Use:   "update [NAME] [--yes] [--signer KEY.pub] [--allow-unpinned]",
+		Use:   "update [NAME] [--yes] [--signer KEY.pub] [--allow-unpinned] [--json]",
 		Short: "Fetch installed packs again from their sources and install what changed",
 		Long: `update fetches the pack NAME (or every installed pack) again from the source
 recorded in packs.lock, through the same checks as packs add (validation,
@@ -39,7 +39,12 @@ carried grants only (the new requests stay ungranted; grant them with packs
 grant). A git source named by a branch follows the branch; a tag, a commit
 or a pinned URL gives the same content until the source changes. A pack
 installed signed must stay signed: an unsigned new version is refused, and
-the key that signed the installed version is trusted for the new one.`,
+the key that signed the installed version is trusted for the new one.
+
+--json prints one JSON array, an object per pack: name, from and to
+(versions), status (updated, up_to_date, declined, built_in or failed),
+integrity, files (added, removed, changed), capabilities (the diff lines),
+dropped, not_granted and error. What the person is shown goes to stderr then.`,
 		Args: nargs(0, 1, "at most one pack NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -48,7 +53,7 @@ the key that signed the installed version is trusted for the new one.`,
 				return err
 			}
 			defer a.Close()
-			var entries []packs.LockEntry
+			var entries []dist.LockEntry
 			if len(args) == 1 {
 				e, err := a.Home.Entry(args[0])
 				if err != nil {
@@ -62,15 +67,40 @@ the key that signed the installed version is trusted for the new one.`,
 				}
 				entries = l.Packs
 			}
-			var errs []error
+			var (
+				errs    []error
+				results = []updateResult{}
+			)
 			for _, e := range entries {
-				if err := c.updateOne(ctx, a, e, yes, allowUnpinned, signerFiles); err != nil {
+				r := updateResult{Name: e.Name, From: e.Version, Files: updateFiles{[]string{}, []string{}, []string{}}, Capabilities: []string{}, Dropped: []string{}, NotGranted: []string{}}
+				err := c.updateOne(ctx, a, e, yes, allowUnpinned, signerFiles, asJSON, &r)
+				if err != nil {
+					r.Status, r.Error = "failed", strings.TrimPrefix(err.Error(), "packs: ")
+				}
+				results = append(results, r)
+				if err != nil {
 					if len(entries) == 1 {
-						return err
+						if !asJSON {
+							return err
+						}
+						errs = append(errs, err)
+						continue
 					}
 					fmt.Fprintf(c.stderr, "packs: update %s: %v\n", e.Name, strings.TrimPrefix(err.Error(), "packs: "))
 					errs = append(errs, err)
 				}
+			}
+			if asJSON {
+				if err := writeJSON(c.stdout, results); err != nil {
+					return err
+				}
+				switch {
+				case len(errs) == 1 && len(entries) == 1:
+					return errs[0] // its own exit code; the JSON says the rest
+				case len(errs) > 0:
+					return fmt.Errorf("update: %s failed (see above and the JSON)", plural(len(errs), "pack"))
+				}
+				return nil
 			}
 			if len(errs) > 0 {
 				return fmt.Errorf("update: %s failed (see above); the others are up to date", plural(len(errs), "pack"))
@@ -79,21 +109,48 @@ the key that signed the installed version is trusted for the new one.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "update without asking; new requests stay ungranted")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome for each pack as JSON")
 	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "accept an https:// archive without #sha256=")
 	cmd.Flags().StringArrayVar(&signerFiles, "signer", nil, "trust signatures by this SSH public key file (repeatable)")
 	return cmd
 }
 
+// updateResult is one pack's outcome in packs update --json.
+type updateResult struct {
+	Name         string      `json:"name"`
+	From         string      `json:"from"`
+	To           string      `json:"to"`
+	Status       string      `json:"status"` // updated, up_to_date, declined, built_in, failed
+	Integrity    string      `json:"integrity,omitempty"`
+	Files        updateFiles `json:"files"`
+	Capabilities []string    `json:"capabilities"` // the request's diff, as the text shows it
+	Dropped      []string    `json:"dropped"`
+	NotGranted   []string    `json:"not_granted"`
+	Error        string      `json:"error,omitempty"`
+}
+
+type updateFiles struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
+}
+
 // updateOne fetches e's source again and installs it when it changed, with
-// the person's consent when it asks for more.
-func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes, allowUnpinned bool, signerFiles []string) error {
+// the person's consent when it asks for more. It fills r; the text goes to
+// stdout, or to stderr when stdout is for the JSON.
+func (c *cli) updateOne(ctx context.Context, a *app.App, e dist.LockEntry, yes, allowUnpinned bool, signerFiles []string, asJSON bool, r *updateResult) error {
+	w := c.stdout
+	if asJSON {
+		w = c.stderr
+	}
 	if builtin.IsSource(e.Source) {
 		// A built-in comes with the binary: bring it to this binary's
 		// version (a no-op when it is).
 		if err := a.EnsureBuiltins(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "%s is built in: it is the version this packs binary carries\n", e.Name)
+		fmt.Fprintf(w, "%s is built in: it is the version this packs binary carries\n", e.Name)
+		r.Status = "built_in"
 		return nil
 	}
 	signers, err := readSigners(signerFiles)
@@ -107,7 +164,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		if err != nil {
 			return nil, err
 		}
-		files, err := packs.DiffTrees(dir, st.Pack.Dir)
+		files, err := dist.DiffTrees(dir, st.Pack.Dir)
 		if err != nil {
 			return nil, err
 		}
@@ -115,24 +172,27 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 		if st.Pack.Manifest != nil {
 			newVersion = st.Pack.Manifest.Version
 		}
-		fmt.Fprintf(c.stdout, "%s %s → %s", e.Name, orDash(e.Version), orDash(newVersion))
+		fmt.Fprintf(w, "%s %s → %s", e.Name, orDash(e.Version), orDash(newVersion))
 		if e.Resolved != "" || st.Resolved != "" {
-			fmt.Fprintf(c.stdout, " (%s → %s)", orDash(e.Resolved), orDash(st.Resolved))
+			fmt.Fprintf(w, " (%s → %s)", orDash(e.Resolved), orDash(st.Resolved))
 		}
-		fmt.Fprintln(c.stdout)
-		fmt.Fprintf(c.stdout, "files: %d added, %d removed, %d changed\n", len(files.Added), len(files.Removed), len(files.Changed))
+		fmt.Fprintln(w)
+		r.To = newVersion
+		r.Files = updateFiles{orEmpty(files.Added), orEmpty(files.Removed), orEmpty(files.Changed)}
+		r.Capabilities = append(r.Capabilities, diff.Lines()...)
+		fmt.Fprintf(w, "files: %d added, %d removed, %d changed\n", len(files.Added), len(files.Removed), len(files.Changed))
 		for _, l := range [][2]any{{"+", files.Added}, {"-", files.Removed}, {"~", files.Changed}} {
 			for _, f := range l[1].([]string) {
-				fmt.Fprintf(c.stdout, "  %s %s\n", l[0], f)
+				fmt.Fprintf(w, "  %s %s\n", l[0], f)
 			}
 		}
 		if lines := diff.Lines(); len(lines) > 0 {
-			fmt.Fprintln(c.stdout, "capabilities:")
+			fmt.Fprintln(w, "capabilities:")
 			for _, l := range lines {
-				fmt.Fprintln(c.stdout, "  "+l)
+				fmt.Fprintln(w, "  "+l)
 			}
 		} else {
-			fmt.Fprintln(c.stdout, "capabilities: unchanged")
+			fmt.Fprintln(w, "capabilities: unchanged")
 		}
 		switch {
 		case diff.Widened() && !c.interactive && !yes:
@@ -170,18 +230,24 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 	res, err := a.Update(ctx, e.Name, app.InstallRequest{Signers: signers, AllowUnpinned: allowUnpinned, Consent: consent, By: "packs update"})
 	switch {
 	case errors.Is(err, app.ErrDeclined):
-		fmt.Fprintf(c.stdout, "kept %s %s: you declined the update\n", e.Name, orDash(e.Version))
+		fmt.Fprintf(w, "kept %s %s: you declined the update\n", e.Name, orDash(e.Version))
+		r.Status = "declined"
 		return nil
 	case err != nil:
 		return c.installError("update", e.Name, a, err, stays)
 	case res.UpToDate:
-		fmt.Fprintf(c.stdout, "%s %s is up to date\n", e.Name, e.Version)
+		fmt.Fprintf(w, "%s %s is up to date\n", e.Name, e.Version)
+		r.Status, r.To, r.Integrity = "up_to_date", e.Version, e.Integrity
 		return nil
 	}
 	ne := res.Entry
-	fmt.Fprintf(c.stdout, "updated %s %s → %s (%s)\n", ne.Name, orDash(e.Version), orDash(ne.Version), ne.Integrity)
+	r.Status, r.To, r.Integrity = "updated", ne.Version, ne.Integrity
+	for _, n := range res.Dropped {
+		r.Dropped = append(r.Dropped, string(n))
+	}
+	fmt.Fprintf(w, "updated %s %s → %s (%s)\n", ne.Name, orDash(e.Version), orDash(ne.Version), ne.Integrity)
 	if len(res.Dropped) > 0 {
-		fmt.Fprintf(c.stdout, "grants dropped (no longer asked for): %s\n", capNames(res.Dropped))
+		fmt.Fprintf(w, "grants dropped (no longer asked for): %s\n", capNames(res.Dropped))
 	}
 	diff := res.Diff
 	var notGranted []string
@@ -200,8 +266,9 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e packs.LockEntry, yes,
 			notGranted = append(notGranted, string(n))
 		}
 	}
+	r.NotGranted = append(r.NotGranted, notGranted...)
 	if len(notGranted) > 0 {
-		fmt.Fprintf(c.stdout, "new requests not granted: %s (grant with packs grant %s CAP)\n", strings.Join(notGranted, ", "), ne.Name)
+		fmt.Fprintf(w, "new requests not granted: %s (grant with packs grant %s CAP)\n", strings.Join(notGranted, ", "), ne.Name)
 	}
 	return nil
 }
@@ -222,6 +289,14 @@ func widenGrant(grants []capability.UserGrant, n capability.Name, added []string
 		u.Resources = slices.Clone(added)
 	}
 	return append(grants, u)
+}
+
+// orEmpty is l, or an empty list for JSON's [] instead of null.
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 func orDash(s string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -127,7 +128,7 @@ func hasWasm(p *packs.Pack) bool {
 // validateCache returns the compilation cache of the state directory when
 // that directory exists, else "" (an in-memory cache): validate warms the
 // cache for a later run, but never creates a state directory. "cache" is
-// the state directory's layout (packs.Home.CacheDir).
+// the state directory's layout (dist.Home.CacheDir).
 func (c *cli) validateCache() string {
 	home := c.validateHome()
 	if home == "" {
@@ -142,7 +143,7 @@ func (c *cli) validateCache() string {
 
 // validateHome returns the state directory when it exists, else "".
 func (c *cli) validateHome() string {
-	home, err := packs.ResolveHome(c.home, c.getenv, os.UserHomeDir)
+	home, err := dist.ResolveHome(c.home, c.getenv, os.UserHomeDir)
 	if err != nil {
 		return ""
 	}
@@ -162,7 +163,7 @@ func (c *cli) host(home string) (packs.Host, error) {
 	if home == "" {
 		return h, nil
 	}
-	installed, err := packs.InstalledIn(home)
+	installed, err := dist.InstalledIn(home)
 	if err != nil {
 		return h, err
 	}

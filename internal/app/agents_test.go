@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -27,7 +28,7 @@ func installWith(t testing.TB, a *App, name, skill string) {
 			t.Fatal(err)
 		}
 	}
-	st, err := a.Home.Stage(context.Background(), dir, packs.StageOptions{})
+	st, err := a.Home.Stage(context.Background(), dir, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestBuiltinCapabilityIDs(t *testing.T) {
 			t.Errorf("Capability(%q) = %q, %v; want %q", ref, c.ID, err, want)
 		}
 	}
-	if _, err := a.Capability(ctx, "my_pack"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.Capability(ctx, "my_pack"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("a pack's [skill].id is not a capability id: %v", err)
 	}
 	ag, err := a.CreateAgent(ctx, AgentChange{Name: str("Math"), Capabilities: []string{"test-math", "my-pack"}})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -28,28 +29,28 @@ import (
 
 // Options configure Open.
 type Options struct {
-	Home   string       // state directory, absolute (see packs.ResolveHome)
+	Home   string       // state directory, absolute (see dist.ResolveHome)
 	Policy string       // enterprise policy file; "" for none
 	Logger *slog.Logger // nil discards
 	// Builtins installs or updates the built-in packs as the home opens
 	// (EnsureBuiltins): the commands that run chats (chat, mcp, serve)
 	// and tools (run) set it.
 	Builtins bool
-	// Now is the state directory's clock (packs.HomeOptions.Now); nil is
+	// Now is the state directory's clock (dist.HomeOptions.Now); nil is
 	// time.Now.
 	Now func() time.Time
 	// Getenv reads the environment (PATH, for the required tools a pack
 	// names); nil is os.Getenv.
 	Getenv func(string) string
 	// ModuleCache is where compiled modules are kept when not in the
-	// state directory (packs.HomeOptions.ModuleCache); "" reads
+	// state directory (dist.HomeOptions.ModuleCache); "" reads
 	// $PACKS_CACHE through Getenv, and an empty one is the home's cache/.
 	ModuleCache string
 }
 
 // App is one open state directory and what is built on it.
 type App struct {
-	Home       *packs.Home
+	Home       *dist.Home
 	DB         *store.DB
 	Logger     *slog.Logger
 	PolicyPath string
@@ -60,7 +61,7 @@ type App struct {
 	// written, with the new lock entry (including the granted
 	// capabilities); Removed after a pack is removed. Components that keep
 	// their own per-pack state (grants, compiled modules) append here.
-	Installed []func(ctx context.Context, e packs.LockEntry) error
+	Installed []func(ctx context.Context, e dist.LockEntry) error
 	Removed   []func(ctx context.Context, name string) error
 }
 
@@ -83,7 +84,7 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 		}
 		cache = getenv("PACKS_CACHE")
 	}
-	h, err := packs.OpenHome(ctx, opt.Home, packs.HomeOptions{Logger: a.Logger, Now: opt.Now, ModuleCache: cache})
+	h, err := dist.OpenHome(ctx, opt.Home, dist.HomeOptions{Logger: a.Logger, Now: opt.Now, ModuleCache: cache})
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +162,9 @@ func (a *App) syncDB(ctx context.Context) error {
 		}
 		return a.DB.MarkPacksSynced(ctx, hash, fileStamp)
 	}
-	l := &packs.Lockfile{} // no packs.lock: nothing installed
+	l := &dist.Lockfile{} // no packs.lock: nothing installed
 	if data != nil {
-		if l, err = packs.ParseLock(path, data); err != nil {
+		if l, err = dist.ParseLock(path, data); err != nil {
 			return err
 		}
 	}
@@ -181,7 +182,7 @@ func (a *App) syncDB(ctx context.Context) error {
 	return a.DB.MarkPacksSynced(ctx, hash, fileStamp)
 }
 
-func packRow(e packs.LockEntry) store.PackRow {
+func packRow(e dist.LockEntry) store.PackRow {
 	r := store.PackRow{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, InstalledAt: e.Installed,
 		Resolved: e.Resolved, Signer: e.Signer}
 	for n, c := range e.Capabilities {
@@ -194,31 +195,31 @@ func packRow(e packs.LockEntry) store.PackRow {
 }
 
 // lockEntry is the lock entry a packs.db row mirrors: packRow's inverse.
-func lockEntry(r store.PackRow) (packs.LockEntry, error) {
-	e := packs.LockEntry{Name: r.Name, Version: r.Version, Source: r.Source, Integrity: r.Integrity,
+func lockEntry(r store.PackRow) (dist.LockEntry, error) {
+	e := dist.LockEntry{Name: r.Name, Version: r.Version, Source: r.Source, Integrity: r.Integrity,
 		Installed: r.InstalledAt, Resolved: r.Resolved, Signer: r.Signer}
 	for key, c := range r.Capabilities {
 		n, err := capability.ParseName(key)
 		if err != nil {
-			return packs.LockEntry{}, fmt.Errorf("app: packs.db row of %s: %w", r.Name, err)
+			return dist.LockEntry{}, fmt.Errorf("app: packs.db row of %s: %w", r.Name, err)
 		}
 		if e.Capabilities == nil {
-			e.Capabilities = map[capability.Name]packs.LockCapability{}
+			e.Capabilities = map[capability.Name]dist.LockCapability{}
 		}
-		e.Capabilities[n] = packs.LockCapability{Granted: c.Granted, Resources: c.Resources}
+		e.Capabilities[n] = dist.LockCapability{Granted: c.Granted, Resources: c.Resources}
 	}
 	return e, nil
 }
 
 // MirrorGrants writes the person's live persistent grants of the installed
 // pack name, as packs.db holds them, into its packs.lock entry
-// (capability.ToLock through packs.Home.SetCapabilities) and its packs.db
+// (capability.ToLock through dist.Home.SetCapabilities) and its packs.db
 // row. Call it after every change to the pack's grants. The request comes
 // from the installed files, which must still match the lock entry: a
 // modified or missing pack is an error wrapping packs.ErrModified, and its
 // lock entry is left alone (the pack does not run anyway).
-func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, error) {
-	e, err := a.Home.SetCapabilities(ctx, name, func(cur packs.LockEntry) (map[capability.Name]packs.LockCapability, error) {
+func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, error) {
+	e, err := a.Home.SetCapabilities(ctx, name, func(cur dist.LockEntry) (map[capability.Name]dist.LockCapability, error) {
 		dir, err := a.Home.PackDir(name)
 		if err != nil {
 			return nil, err
@@ -243,7 +244,7 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, e
 		return capability.ToLock(p.Request(), store.UserGrants(rows)), nil
 	})
 	if err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
 		return e, fmt.Errorf("app: packs.lock of %s is updated, but packs.db was not (the next start repairs it): %w", name, err)
@@ -258,13 +259,13 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (packs.LockEntry, e
 // written (packs.ErrModified); if the mirror fails after the rows were
 // written, the rows are put back as they were. A revoke, which only
 // narrows, always reaches packs.db instead (see packs revoke).
-func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (packs.LockEntry, error) {
+func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (dist.LockEntry, error) {
 	if err := a.Home.Verify(name); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	before, err := a.DB.Grants(ctx, name)
 	if err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	undo := func(cause error) error {
 		if err := a.DB.RestoreGrants(context.WithoutCancel(ctx), name, before); err != nil {
@@ -274,12 +275,12 @@ func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.
 	}
 	for _, u := range grants {
 		if err := a.DB.PutGrant(ctx, name, chat, u); err != nil {
-			return packs.LockEntry{}, undo(err)
+			return dist.LockEntry{}, undo(err)
 		}
 	}
 	e, err := a.MirrorGrants(ctx, name)
 	if err != nil {
-		return packs.LockEntry{}, undo(err)
+		return dist.LockEntry{}, undo(err)
 	}
 	return e, nil
 }
@@ -289,13 +290,13 @@ func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.
 // is new content, so a new decision: earlier grants go) and mirrors them
 // into its lock entry with MirrorGrants. The installer (commit) calls it
 // after every install.
-func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capability.UserGrant) (packs.LockEntry, error) {
+func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capability.UserGrant) (dist.LockEntry, error) {
 	if err := a.DB.DeleteGrants(ctx, name); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	for _, u := range grants {
 		if err := a.DB.PutGrant(ctx, name, "", u); err != nil {
-			return packs.LockEntry{}, fmt.Errorf("app: %s is installed, but its grants were not recorded: grant %s again (packs grant %s %s): %w", name, u.Capability, name, u, err)
+			return dist.LockEntry{}, fmt.Errorf("app: %s is installed, but its grants were not recorded: grant %s again (packs grant %s %s): %w", name, u.Capability, name, u, err)
 		}
 	}
 	return a.MirrorGrants(ctx, name)
@@ -303,10 +304,10 @@ func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capabilit
 
 // Remove uninstalls a pack, deletes its packs.db row and runs the Removed
 // hooks. It returns the lock entry that was removed.
-func (a *App) Remove(ctx context.Context, name string) (packs.LockEntry, error) {
+func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	e, err := a.Home.Remove(ctx, name)
 	if err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	if builtin.IsSource(e.Source) {
 		// The person removed a built-in: EnsureBuiltins leaves it out.
@@ -340,7 +341,7 @@ const (
 
 // InstalledPack is an installed pack as list and info show it.
 type InstalledPack struct {
-	Entry  packs.LockEntry
+	Entry  dist.LockEntry
 	Status Status
 	// Pack is loaded from the installed folder; nil when it does not load,
 	// or, from Listing, when Summary was recorded.
@@ -380,7 +381,7 @@ func SummaryOf(p *packs.Pack) Summary {
 }
 
 // Packs lists the installed packs, sorted by name, each verified and loaded.
-// packs.lock is read once (packs.Home.Each): the cost grows with the number
+// packs.lock is read once (dist.Home.Each): the cost grows with the number
 // of packs, not with its square.
 func (a *App) Packs(ctx context.Context) ([]InstalledPack, error) { return a.packs(ctx, false) }
 
@@ -410,7 +411,7 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 			}
 		}
 	}
-	err := a.Home.Each(ctx, func(i int, e packs.LockEntry, verr error) error {
+	err := a.Home.Each(ctx, func(i int, e dist.LockEntry, verr error) error {
 		var ip InstalledPack
 		var s Summary
 		raw, ok := cached[e.Integrity]
@@ -460,7 +461,7 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 }
 
 // Pack returns one installed pack, or an error wrapping
-// packs.ErrNotInstalled.
+// dist.ErrNotInstalled.
 func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	e, err := a.Home.Entry(name)
 	if err != nil {
@@ -480,7 +481,7 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 // packs.lock entry and its grants stay as they are. A pack the policy
 // mandates cannot be disabled: the enterprise wins (an error wrapping
 // capability.ErrDenied). A name that is not installed is an error wrapping
-// packs.ErrNotInstalled.
+// dist.ErrNotInstalled.
 func (a *App) SetEnabled(ctx context.Context, name string, enabled bool) (bool, error) {
 	if _, err := a.Home.Entry(name); err != nil {
 		return false, err
@@ -493,11 +494,11 @@ func (a *App) SetEnabled(ctx context.Context, name string, enabled bool) (bool, 
 
 // inspect loads the installed pack of e, whose check against packs.lock
 // returned verr.
-func (a *App) inspect(e packs.LockEntry, verr error) InstalledPack {
+func (a *App) inspect(e dist.LockEntry, verr error) InstalledPack {
 	ip := InstalledPack{Entry: e, Status: StatusOK}
 	if verr != nil {
 		ip.Status = StatusModified
-		if errors.Is(verr, packs.ErrNotInstalled) || errors.Is(verr, fs.ErrNotExist) {
+		if errors.Is(verr, dist.ErrNotInstalled) || errors.Is(verr, fs.ErrNotExist) {
 			ip.Status = StatusMissing
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 )
 
 // writePack writes a pack that asks for network.
@@ -44,12 +44,12 @@ func open(t *testing.T, home string) *App {
 func TestInstallMirrorsIntoDBAndRunsHooks(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
-	var installed []packs.LockEntry
+	var installed []dist.LockEntry
 	var removed []string
-	a.Installed = append(a.Installed, func(_ context.Context, e packs.LockEntry) error { installed = append(installed, e); return nil })
+	a.Installed = append(a.Installed, func(_ context.Context, e dist.LockEntry) error { installed = append(installed, e); return nil })
 	a.Removed = append(a.Removed, func(_ context.Context, name string) error { removed = append(removed, name); return nil })
 
-	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestInstallMirrorsIntoDBAndRunsHooks(t *testing.T) {
 	if len(removed) != 1 || removed[0] != "weather" {
 		t.Errorf("Removed hook: got %v", removed)
 	}
-	if _, err := a.Pack(ctx, "weather"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.Pack(ctx, "weather"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("Pack after remove: got %v, want ErrNotInstalled", err)
 	}
 }
@@ -94,7 +94,7 @@ func TestOpenRepairsDB(t *testing.T) {
 	ctx := context.Background()
 	home := filepath.Join(t.TempDir(), "home")
 	a := open(t, home)
-	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestStatuses(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		st, err := a.Home.Stage(ctx, writePack(t, name, "1.0.0"), packs.StageOptions{})
+		st, err := a.Home.Stage(ctx, writePack(t, name, "1.0.0"), dist.StageOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

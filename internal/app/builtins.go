@@ -12,6 +12,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -50,7 +51,7 @@ func (a *App) EnsureBuiltins(ctx context.Context) error {
 		// ten packs installed or ten thousand.
 		e, err := a.Home.Entry(name)
 		found := err == nil
-		if err != nil && !errors.Is(err, packs.ErrNotInstalled) {
+		if err != nil && !errors.Is(err, dist.ErrNotInstalled) {
 			return err
 		}
 		switch {
@@ -71,25 +72,25 @@ func (a *App) EnsureBuiltins(ctx context.Context) error {
 
 // RestoreBuiltin installs the built-in pack name again after the person
 // removed it (packs add builtin:NAME), with nothing granted.
-func (a *App) RestoreBuiltin(ctx context.Context, name string) (packs.LockEntry, error) {
+func (a *App) RestoreBuiltin(ctx context.Context, name string) (dist.LockEntry, error) {
 	if !builtin.Is(name) {
-		return packs.LockEntry{}, fmt.Errorf("%w: %q (built-in packs: %s)", ErrNotBuiltin, name, strings.Join(builtin.Names(), ", "))
+		return dist.LockEntry{}, fmt.Errorf("%w: %q (built-in packs: %s)", ErrNotBuiltin, name, strings.Join(builtin.Names(), ", "))
 	}
-	e, found := packs.LockEntry{}, false
+	e, found := dist.LockEntry{}, false
 	if l, err := a.Home.ReadLock(); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	} else if e, found = l.Entry(name); found && !builtin.IsSource(e.Source) {
-		return packs.LockEntry{}, fmt.Errorf("%w: %s is installed from %s: remove it first", ErrNotBuiltin, name, e.Source)
+		return dist.LockEntry{}, fmt.Errorf("%w: %s is installed from %s: remove it first", ErrNotBuiltin, name, e.Source)
 	}
 	d, _ := builtin.Digest(name)
 	if err := a.Policy.Blocked(capability.PackRef{Name: name, Digest: d}); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	if err := a.setBuiltinRemoved(name, false); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	if err := a.installBuiltin(ctx, name, found); err != nil {
-		return packs.LockEntry{}, err
+		return dist.LockEntry{}, err
 	}
 	return a.Home.Entry(name)
 }
@@ -106,7 +107,7 @@ func (a *App) installBuiltin(ctx context.Context, name string, update bool) erro
 	if err != nil {
 		return err
 	}
-	st, err := a.Home.Stage(ctx, dir, packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, dir, dist.StageOptions{})
 	if err != nil {
 		return fmt.Errorf("app: built-in %s: %w", name, err)
 	}

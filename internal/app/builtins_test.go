@@ -17,6 +17,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -180,7 +181,7 @@ func TestEnsureBuiltinsInstallsEachOnce(t *testing.T) {
 func TestEnsureBuiltinsLeavesTheirPackAlone(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
-	st, err := a.Home.Stage(ctx, writePack(t, "test-math", "9.0.0"), packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, writePack(t, "test-math", "9.0.0"), dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestEnsureBuiltinsLeavesTheirPackAlone(t *testing.T) {
 }
 
 // RestoreBuiltin is a.RestoreBuiltin, as a function for the table above.
-func RestoreBuiltin(a *App, ctx context.Context, name string) (packs.LockEntry, error) {
+func RestoreBuiltin(a *App, ctx context.Context, name string) (dist.LockEntry, error) {
 	return a.RestoreBuiltin(ctx, name)
 }
 
@@ -223,7 +224,7 @@ func TestRemovedBuiltinStaysRemoved(t *testing.T) {
 	if err := a.EnsureBuiltins(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Home.Entry("web-fetch"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.Home.Entry("web-fetch"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Fatalf("web-fetch after remove and reopen: %v, want not installed", err)
 	}
 	e, err := a.RestoreBuiltin(ctx, "web-fetch")
@@ -260,7 +261,7 @@ func TestBuiltinUpdateKeepsGrantsNarrow(t *testing.T) {
 	if err := os.WriteFile(toml, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := a.Home.Stage(ctx, dir, packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, dir, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +537,7 @@ func TestBuiltinIntegrity(t *testing.T) {
 // installed at all.
 func TestPolicyBlocksBuiltin(t *testing.T) {
 	w := newWorld(t, "[packs]\nblocked = [\"web-fetch\"]\n")
-	if _, err := w.a.Home.Entry("web-fetch"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := w.a.Home.Entry("web-fetch"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("web-fetch under a policy that blocks it: %v, want not installed", err)
 	}
 	if _, err := w.a.Home.Entry("current-time"); err != nil {
@@ -587,7 +588,7 @@ func loopbackWebFetch(t *testing.T, w *world) {
 	if err := os.WriteFile(toml, []byte(strings.Replace(string(b), `network = ["*"]`, `network = ["127.0.0.1:*"]`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := w.a.Home.Stage(ctx, dir, packs.StageOptions{})
+	st, err := w.a.Home.Stage(ctx, dir, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

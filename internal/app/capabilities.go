@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -78,7 +79,7 @@ func (a *App) Capabilities(ctx context.Context) ([]Capability, error) {
 }
 
 // Capability returns the capability whose id, or whose pack's name, is
-// ref, or an error wrapping packs.ErrNotInstalled. A built-in's id is
+// ref, or an error wrapping dist.ErrNotInstalled. A built-in's id is
 // found through its pack's name, the id with "-" for "_", and only when
 // that pack's [skill].id is the id.
 func (a *App) Capability(ctx context.Context, ref string) (Capability, error) {
@@ -86,7 +87,7 @@ func (a *App) Capability(ctx context.Context, ref string) (Capability, error) {
 	if err == nil {
 		return capabilityOf(ip), nil
 	}
-	if alt := strings.ReplaceAll(ref, "_", "-"); alt != ref && errors.Is(err, packs.ErrNotInstalled) {
+	if alt := strings.ReplaceAll(ref, "_", "-"); alt != ref && errors.Is(err, dist.ErrNotInstalled) {
 		if ip, err2 := a.Pack(ctx, alt); err2 == nil {
 			if c := capabilityOf(ip); c.ID == ref {
 				return c, nil
@@ -123,17 +124,17 @@ func (a *App) resolveCapabilities(ctx context.Context, refs []string) (resolved,
 	r.ids, r.packs = []string{}, []string{}
 	for _, ref := range refs {
 		c, err := a.Capability(ctx, ref)
-		if errors.Is(err, packs.ErrNotInstalled) && builtin.Is(strings.ReplaceAll(ref, "_", "-")) {
+		if errors.Is(err, dist.ErrNotInstalled) && builtin.Is(strings.ReplaceAll(ref, "_", "-")) {
 			// A built-in is there for the asking: the built-ins arrive
 			// with the first chat, and an agent may be made before it.
 			if err = a.EnsureBuiltins(ctx); err == nil {
 				c, err = a.Capability(ctx, ref)
 			}
-			if errors.Is(err, packs.ErrNotInstalled) {
+			if errors.Is(err, dist.ErrNotInstalled) {
 				return r, fmt.Errorf("%w: %q is a built-in that is not installed here: the policy leaves it out, or it was removed (packs add builtin:%s brings it back)", ErrUnknownCapability, ref, strings.ReplaceAll(ref, "_", "-"))
 			}
 		}
-		if errors.Is(err, packs.ErrNotInstalled) {
+		if errors.Is(err, dist.ErrNotInstalled) {
 			return r, fmt.Errorf("%w: %q is neither a built-in nor an installed pack", ErrUnknownCapability, ref)
 		}
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -75,13 +76,13 @@ func TestFolderPackHoldsNoGrant(t *testing.T) {
 
 // installWeather installs a pack named weather that asks for network, with
 // grants.
-func installWeather(t *testing.T, a *App, grants []capability.UserGrant) packs.LockEntry {
+func installWeather(t *testing.T, a *App, grants []capability.UserGrant) dist.LockEntry {
 	t.Helper()
 	src := writePack(t, "weather", "1.0.0")
 	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[capabilities]\nnetwork = [\"api.example.com\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := a.Home.Stage(context.Background(), src, packs.StageOptions{})
+	st, err := a.Home.Stage(context.Background(), src, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -31,7 +31,7 @@ import (
 // reads as revoked until the person keeps it (App.KeepGrant).
 type Grants struct {
 	DB         *store.DB
-	Home       *packs.Home
+	Home       *dist.Home
 	LapseAfter time.Duration // 0: grants do not lapse
 }
 
@@ -85,7 +85,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 	}
 	e, err := g.Home.Entry(ref.Name)
 	switch {
-	case errors.Is(err, packs.ErrNotInstalled):
+	case errors.Is(err, dist.ErrNotInstalled):
 		return nil, nil
 	case err != nil:
 		return nil, err
@@ -100,7 +100,7 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 // rt runs them, the person's grants come from Grants over db and home, the
 // policy is pol (nil for none), and log audits every call. own, when set,
 // lists packs' own listening addresses, which no tool may connect to.
-func NewPipeline(rt *runtime.Runtime, db *store.DB, home *packs.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string, own *Listeners) (*runtime.Pipeline, error) {
+func NewPipeline(rt *runtime.Runtime, db *store.DB, home *dist.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string, own *Listeners) (*runtime.Pipeline, error) {
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
 		Grants: Grants{DB: db, Home: home, LapseAfter: lapseAfter(pol)}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,

@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
-// storeIndex is packs.Home's Index in packs.db: the packs table, which
+// storeIndex is dist.Home's Index in packs.db: the packs table, which
 // syncDB brings in line with packs.lock and marks with the lock's file
 // stamp, answers for one pack's entry, and pack_checks keeps what the
 // last listing found in each installed folder.
 type storeIndex struct{ db *store.DB }
 
-var _ packs.Index = storeIndex{}
+var _ dist.Index = storeIndex{}
 
 // stampKey is a file stamp as packs.db keeps it.
 func stampKey(s packs.Stamp) string {
@@ -23,14 +24,14 @@ func stampKey(s packs.Stamp) string {
 	return string(b)
 }
 
-func (ix storeIndex) LockEntry(lock packs.Stamp, name string) (packs.LockEntry, bool, bool, error) {
+func (ix storeIndex) LockEntry(lock packs.Stamp, name string) (dist.LockEntry, bool, bool, error) {
 	r, found, synced, err := ix.db.SyncedPack(context.Background(), stampKey(lock), name)
 	if err != nil || !found {
-		return packs.LockEntry{}, false, synced, err
+		return dist.LockEntry{}, false, synced, err
 	}
 	e, err := lockEntry(r)
 	if err != nil {
-		return packs.LockEntry{}, false, false, err
+		return dist.LockEntry{}, false, false, err
 	}
 	return e, true, true, nil
 }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // openSettled opens home with a clock an hour ahead, so every file the
-// test wrote is settled (packs.Home.Settled) and packs.db's index is used
+// test wrote is settled (dist.Home.Settled) and packs.db's index is used
 // as it is once files are a few seconds old.
 func openSettled(t *testing.T, home string) *App {
 	t.Helper()
@@ -34,7 +34,7 @@ func installSettled(t *testing.T, names ...string) string {
 	home := filepath.Join(t.TempDir(), "home")
 	a := openSettled(t, home)
 	for _, name := range names {
-		st, err := a.Home.Stage(ctx, writePack(t, name, "1.0.0"), packs.StageOptions{})
+		st, err := a.Home.Stage(ctx, writePack(t, name, "1.0.0"), dist.StageOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,32 +185,32 @@ func TestPacksDropChecksOfRemovedPacks(t *testing.T) {
 func TestEntryFromTheIndex(t *testing.T) {
 	ctx := context.Background()
 	home := filepath.Join(t.TempDir(), "home")
-	if _, err := packs.OpenHome(ctx, home, packs.HomeOptions{}); err != nil {
+	if _, err := dist.OpenHome(ctx, home, dist.HomeOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lockPath := filepath.Join(home, "packs.lock")
-	lf := &packs.Lockfile{}
+	lf := &dist.Lockfile{}
 	for i, name := range []string{"alpha", "beta", "gamma"} {
-		e := packs.LockEntry{Name: name, Version: "1.0." + fmt.Sprint(i), Source: "file:///src/" + name,
+		e := dist.LockEntry{Name: name, Version: "1.0." + fmt.Sprint(i), Source: "file:///src/" + name,
 			Integrity: fmt.Sprintf("sha256:%064x", i+1), Installed: time.Date(2026, 1, 2, 10, 0, 0, i, time.UTC)}
 		switch name {
 		case "beta":
 			e.Signer, e.Resolved = "ssh-ed25519 AAAAbeta", "git:0123456789abcdef0123456789abcdef01234567"
-			e.Capabilities = map[capability.Name]packs.LockCapability{
+			e.Capabilities = map[capability.Name]dist.LockCapability{
 				capability.Network: {Granted: true, Resources: []string{"api.example.com", "*.example.org"}},
 				capability.EnvRead: {Granted: false, Resources: []string{}},
 			}
 		case "gamma":
-			e.Capabilities = map[capability.Name]packs.LockCapability{capability.EnvRead: {Granted: true, Resources: []string{"A_*"}}}
+			e.Capabilities = map[capability.Name]dist.LockCapability{capability.EnvRead: {Granted: true, Resources: []string{"A_*"}}}
 		}
 		lf.Packs = append(lf.Packs, e)
 	}
-	if err := packs.WriteLock(lockPath, lf); err != nil {
+	if err := dist.WriteLock(lockPath, lf); err != nil {
 		t.Fatal(err)
 	}
 	a := openSettled(t, home) // brings packs.db in line, with packs.lock's stamp
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		want, ok, err := packs.ReadLockEntry(lockPath, name)
+		want, ok, err := dist.ReadLockEntry(lockPath, name)
 		if err != nil || !ok {
 			t.Fatal(name, ok, err)
 		}
@@ -219,7 +219,7 @@ func TestEntryFromTheIndex(t *testing.T) {
 			t.Errorf("entry %s:\n got %+v, %v\nwant %+v", name, got, err, want)
 		}
 	}
-	if _, err := a.Home.Entry("delta"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.Home.Entry("delta"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("entry delta: %v, want ErrNotInstalled", err)
 	}
 
@@ -234,7 +234,7 @@ func TestEntryFromTheIndex(t *testing.T) {
 	// A rewritten packs.lock (another process's install) is read from the
 	// file until packs.db is brought in line with it again.
 	lf.Packs[0].Version = "2.0.0"
-	if err := packs.WriteLock(lockPath, lf); err != nil {
+	if err := dist.WriteLock(lockPath, lf); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := a.Home.Entry("alpha"); err != nil || got.Version != "2.0.0" {

@@ -13,12 +13,13 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
 // The installer's refusals besides those of the library (a *packs.LoadError,
-// packs.ErrSignatureRequired, packs.ErrUntrustedSigner,
-// packs.ErrSignerBlocked, packs.ErrSignature, and the policy's block list,
+// dist.ErrSignatureRequired, dist.ErrUntrustedSigner,
+// dist.ErrSignerBlocked, dist.ErrSignature, and the policy's block list,
 // an error wrapping capability.ErrDenied and capability.ErrBlocked). Check
 // them with errors.Is.
 var (
@@ -75,7 +76,7 @@ func (e *BlockedError) Unwrap() error { return e.Denial }
 // Offer is what a front end shows the person before a pack is committed,
 // and what its Consent decides on.
 type Offer struct {
-	Staged *packs.Staged
+	Staged *dist.Staged
 	// FromIndex is the source the pack index gave for the name asked
 	// for; "" when the source was given directly.
 	FromIndex string
@@ -87,8 +88,8 @@ type Offer struct {
 	// install. Diff is the capability diff, Carried the person's grants
 	// that carry over (never wider than before) and Dropped those that no
 	// longer apply.
-	Previous *packs.LockEntry
-	Diff     packs.RequestDiff
+	Previous *dist.LockEntry
+	Diff     dist.RequestDiff
 	Carried  []capability.UserGrant
 	Dropped  []capability.Name
 	// Bundled are the grants a bundle's lock entry carries for the pack
@@ -129,11 +130,11 @@ type InstallRequest struct {
 
 // InstallResult is a committed pack.
 type InstallResult struct {
-	Entry       packs.LockEntry
+	Entry       dist.LockEntry
 	Pack        *packs.Pack // loaded from the installed folder
 	PreApproved []capability.Name
-	Previous    *packs.LockEntry // the entry an update replaced
-	Diff        packs.RequestDiff
+	Previous    *dist.LockEntry // the entry an update replaced
+	Diff        dist.RequestDiff
 	Dropped     []capability.Name
 	// UpToDate: an update found the installed content unchanged and
 	// committed nothing.
@@ -160,7 +161,7 @@ func (a *App) Install(ctx context.Context, req InstallRequest) (InstallResult, e
 	if err != nil {
 		return InstallResult{}, err
 	}
-	st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: req.AllowUnpinned, Trust: trust})
+	st, err := a.Home.StageSource(ctx, source, dist.StageOptions{}, dist.FetchOptions{AllowUnpinned: req.AllowUnpinned, Trust: trust})
 	if err != nil {
 		return InstallResult{}, err
 	}
@@ -183,7 +184,7 @@ func (a *App) Install(ctx context.Context, req InstallRequest) (InstallResult, e
 // Update fetches the installed pack name again from the source its lock
 // entry records and installs it through the same checks as Install when
 // its content changed. The person's grants carry over only as far as they
-// went (packs.CarryGrants); req.Consent sees the diff and decides. A
+// went (dist.CarryGrants); req.Consent sees the diff and decides. A
 // signed pack stays signed: the key that signed it is trusted again and a
 // signature is required. req.Source and req.Index are ignored.
 func (a *App) Update(ctx context.Context, name string, req InstallRequest) (InstallResult, error) {
@@ -191,7 +192,7 @@ func (a *App) Update(ctx context.Context, name string, req InstallRequest) (Inst
 	if err != nil {
 		return InstallResult{}, err
 	}
-	source := packs.SourceForUpdate(e.Source)
+	source := dist.SourceForUpdate(e.Source)
 	trust, err := a.trust(source, req.Signers)
 	if err != nil {
 		return InstallResult{}, err
@@ -200,7 +201,7 @@ func (a *App) Update(ctx context.Context, name string, req InstallRequest) (Inst
 		trust.Require = true
 		trust.Signers = append(trust.Signers, e.Signer)
 	}
-	st, err := a.Home.StageSource(ctx, source, packs.StageOptions{}, packs.FetchOptions{AllowUnpinned: req.AllowUnpinned, Trust: trust})
+	st, err := a.Home.StageSource(ctx, source, dist.StageOptions{}, dist.FetchOptions{AllowUnpinned: req.AllowUnpinned, Trust: trust})
 	if err != nil {
 		return InstallResult{}, err
 	}
@@ -223,12 +224,12 @@ func (a *App) Update(ctx context.Context, name string, req InstallRequest) (Inst
 		return InstallResult{}, fmt.Errorf("app: update: the installed %s does not load (%w): remove it and add it again", e.Name, err)
 	}
 	o := Offer{Staged: st, Request: st.Pack.Request(), Previous: &e}
-	o.Diff = packs.DiffRequests(old.Request(), o.Request)
+	o.Diff = dist.DiffRequests(old.Request(), o.Request)
 	current, err := a.Grants().PeekGrants(ctx, e.Ref(), "")
 	if err != nil {
 		return InstallResult{}, err
 	}
-	o.Carried, o.Dropped = packs.CarryGrants(old.Request(), o.Request, current)
+	o.Carried, o.Dropped = dist.CarryGrants(old.Request(), o.Request, current)
 	o.PreApproved = a.preApproved(st.Ref(), o.Request)
 	grants, err := decide(ctx, req.Consent, o)
 	if err != nil {
@@ -253,7 +254,7 @@ func (a *App) InstallBundle(ctx context.Context, file string, req InstallRequest
 		return nil, err
 	}
 	trust.Signers = append(trust.Signers, req.Signers...)
-	staged, err := a.Home.StageBundle(ctx, file, packs.StageOptions{}, trust)
+	staged, err := a.Home.StageBundle(ctx, file, dist.StageOptions{}, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func (a *App) InstallBundle(ctx context.Context, file string, req InstallRequest
 // source req.Index lists for it; it returns the source and, for a name,
 // that source again as fromIndex.
 func (a *App) resolveSource(ctx context.Context, req InstallRequest) (source, fromIndex string, err error) {
-	if !packs.IsPackName(req.Source) {
+	if !dist.IsPackName(req.Source) {
 		return req.Source, "", nil
 	}
 	if _, err := os.Lstat(req.Source); !errors.Is(err, os.ErrNotExist) {
@@ -309,7 +310,7 @@ func (a *App) resolveSource(ctx context.Context, req InstallRequest) (source, fr
 	if req.Index == "" {
 		return "", "", fmt.Errorf("%w: there is no folder or file %q here, and no pack index to look the name up in: give a path or URL, or name an index", ErrNoIndex, req.Source)
 	}
-	resolved, err := packs.ResolveIndex(ctx, req.Index, req.Source, nil)
+	resolved, err := dist.ResolveIndex(ctx, req.Index, req.Source, nil)
 	if err != nil {
 		return "", "", err
 	}
@@ -321,16 +322,16 @@ func (a *App) resolveSource(ctx context.Context, req InstallRequest) (source, fr
 // authorized_keys). A signature is required when the policy requires one
 // for source's kind, or when the person names a signer: trusting a key
 // means expecting its signature.
-func (a *App) trust(source string, signers []string) (packs.Trust, error) {
-	t := packs.Trust{Signers: a.Policy.TrustedSigners(), Blocked: a.Policy.BlockedSigners()}
+func (a *App) trust(source string, signers []string) (dist.Trust, error) {
+	t := dist.Trust{Signers: a.Policy.TrustedSigners(), Blocked: a.Policy.BlockedSigners()}
 	for _, s := range signers {
-		k, err := packs.NormalizeKey(s)
+		k, err := dist.NormalizeKey(s)
 		if err != nil {
 			return t, err
 		}
 		t.Signers = append(t.Signers, k)
 	}
-	if src, err := packs.ParseSource(source); err == nil {
+	if src, err := dist.ParseSource(source); err == nil {
 		t.Require = a.Policy.SignatureRequired(src.Kind.String())
 	}
 	t.Require = t.Require || len(signers) > 0
@@ -339,7 +340,7 @@ func (a *App) trust(source string, signers []string) (packs.Trust, error) {
 
 // admit applies the policy's block list, the commands rule and the
 // machine's fit to a staged pack; also are packs installed with it.
-func (a *App) admit(st *packs.Staged, also ...packs.Installed) error {
+func (a *App) admit(st *dist.Staged, also ...packs.Installed) error {
 	if err := a.Policy.Blocked(st.Ref()); err != nil {
 		return &BlockedError{Ref: st.Ref(), Denial: err}
 	}
@@ -379,7 +380,7 @@ func (a *App) host() (packs.Host, error) {
 		getenv = os.Getenv
 	}
 	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: getenv("PATH"), Install: true}
-	installed, err := packs.InstalledIn(a.Home.Dir())
+	installed, err := dist.InstalledIn(a.Home.Dir())
 	if err != nil {
 		return h, err
 	}
@@ -411,7 +412,7 @@ func decide(ctx context.Context, c Consent, o Offer) ([]capability.UserGrant, er
 type commitOptions struct {
 	by       string
 	pre      []capability.Name
-	previous *packs.LockEntry
+	previous *dist.LockEntry
 	// keepRows keeps the pack's grant rows in packs.db (a built-in's
 	// update, whose rows pinGrants already rewrote) instead of replacing
 	// them with the grants made now.
@@ -423,7 +424,7 @@ type commitOptions struct {
 // together), its packs.db row, the person's grants in packs.db and their
 // mirror in packs.lock, the Installed hooks and the audit row.
 // internal/gatecheck proves that nothing else in the module commits.
-func (a *App) commit(ctx context.Context, st *packs.Staged, grants []capability.UserGrant, opt commitOptions) (InstallResult, error) {
+func (a *App) commit(ctx context.Context, st *dist.Staged, grants []capability.UserGrant, opt commitOptions) (InstallResult, error) {
 	e, err := st.CommitGrants(ctx, grants)
 	if err != nil {
 		return InstallResult{}, err
@@ -450,7 +451,7 @@ func (a *App) commit(ctx context.Context, st *packs.Staged, grants []capability.
 }
 
 // recordInstall writes the audit row of an install.
-func (a *App) recordInstall(ctx context.Context, e packs.LockEntry, grants []capability.UserGrant, opt commitOptions) error {
+func (a *App) recordInstall(ctx context.Context, e dist.LockEntry, grants []capability.UserGrant, opt commitOptions) error {
 	log, err := a.OpenAudit(ctx)
 	if err != nil {
 		return fmt.Errorf("app: %s is installed, but the audit log cannot record it: %w", e.Name, err)
@@ -480,14 +481,14 @@ func (a *App) recordInstall(ctx context.Context, e packs.LockEntry, grants []cap
 // Granting is the Consent that installs the pack granting each of names
 // whole (everything the pack asks for under it), persistently: the web
 // app's "grant" field, and scripts' and tests' fixed answers. A name the
-// pack does not ask for is refused (packs.ErrNotRequested), as the commit
+// pack does not ask for is refused (dist.ErrNotRequested), as the commit
 // would refuse it.
 func Granting(names ...capability.Name) Consent {
 	return ConsentFunc(func(_ context.Context, o Offer) ([]capability.UserGrant, error) {
 		out := make([]capability.UserGrant, 0, len(names))
 		for _, n := range names {
 			if !o.Request.Has(n) {
-				return nil, fmt.Errorf("%w: %s does not ask for %s: grant only what it asks for", packs.ErrNotRequested, o.Staged.Name(), n)
+				return nil, fmt.Errorf("%w: %s does not ask for %s: grant only what it asks for", dist.ErrNotRequested, o.Staged.Name(), n)
 			}
 			out = append(out, capability.UserGrant{Capability: n, Scope: capability.ScopePersistent})
 		}

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // installStaged commits an already staged pack with grants, as the
 // installer's last step does: for tests of what follows a commit.
-func installStaged(ctx context.Context, a *App, st *packs.Staged, grants []capability.UserGrant) (packs.LockEntry, error) {
+func installStaged(ctx context.Context, a *App, st *dist.Staged, grants []capability.UserGrant) (dist.LockEntry, error) {
 	r, err := a.commit(ctx, st, grants, commitOptions{by: "test"})
 	return r.Entry, err
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // key is an SSH key pair: its authorized_keys line and OpenSSH PEM.
@@ -43,7 +43,7 @@ func key(t *testing.T) (string, []byte) {
 func archive(t *testing.T, dir string, priv []byte) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := packs.PackArchive(dir, &buf); err != nil {
+	if _, err := dist.PackArchive(dir, &buf); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), filepath.Base(dir)+".tar.gz")
@@ -51,7 +51,7 @@ func archive(t *testing.T, dir string, priv []byte) string {
 		t.Fatal(err)
 	}
 	if priv != nil {
-		sig, err := packs.SignArchive(bytes.NewReader(buf.Bytes()), priv)
+		sig, err := dist.SignArchive(bytes.NewReader(buf.Bytes()), priv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,17 +100,17 @@ func TestInstallRefusals(t *testing.T) {
 		want    error
 	}{
 		{"blocked by name", "[packs]\nblocked = [\"weather\"]\n", plain, nil, grant, capability.ErrBlocked},
-		{"unsigned folder under require_signature", "[trust]\nrequire_signature = [\"all\"]\n", plain, nil, grant, packs.ErrSignatureRequired},
-		{"unsigned archive under require_signature", "[trust]\nrequire_signature = [\"local\"]\n", archive(t, plain, nil), nil, grant, packs.ErrSignatureRequired},
-		{"untrusted signer", "", archive(t, plain, otherPriv), nil, grant, packs.ErrUntrustedSigner},
-		{"blocked signer", "[trust]\nsigners = [\"" + trusted + "\"]\nblocked_signers = [\"" + trusted + "\"]\n", archive(t, plain, trustedPriv), nil, grant, packs.ErrSignerBlocked},
-		{"signer named, archive unsigned", "", archive(t, plain, nil), []string{trusted}, grant, packs.ErrSignatureRequired},
+		{"unsigned folder under require_signature", "[trust]\nrequire_signature = [\"all\"]\n", plain, nil, grant, dist.ErrSignatureRequired},
+		{"unsigned archive under require_signature", "[trust]\nrequire_signature = [\"local\"]\n", archive(t, plain, nil), nil, grant, dist.ErrSignatureRequired},
+		{"untrusted signer", "", archive(t, plain, otherPriv), nil, grant, dist.ErrUntrustedSigner},
+		{"blocked signer", "[trust]\nsigners = [\"" + trusted + "\"]\nblocked_signers = [\"" + trusted + "\"]\n", archive(t, plain, trustedPriv), nil, grant, dist.ErrSignerBlocked},
+		{"signer named, archive unsigned", "", archive(t, plain, nil), []string{trusted}, grant, dist.ErrSignatureRequired},
 		{"wrong platform", "", appended(t, "\n[platform]\nos = [\""+other+"\"]\n", nil), nil, grant, ErrMisfit},
 		{"missing dependency", "", appended(t, "\n[dependencies]\n\"core.shell\" = \">=1.0\"\n", nil), nil, grant, ErrMisfit},
 		{"exec not requested", "", appended(t, "", map[string]string{"tools.json": `[{"name": "list", "description": "List files.", "input_schema": {"type": "object"}, "run": {"exec": ["ls"]}}]`}), nil, grant, ErrExecNotRequested},
 		{"nobody to consent", "", plain, nil, nil, ErrDeclined},
 		{"consent refused", "", plain, nil, ConsentFunc(func(context.Context, Offer) ([]capability.UserGrant, error) { return nil, ErrDeclined }), ErrDeclined},
-		{"grant beyond the request", "", plain, nil, Granting(capability.EnvRead), packs.ErrNotRequested},
+		{"grant beyond the request", "", plain, nil, Granting(capability.EnvRead), dist.ErrNotRequested},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestInstallRefusals(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
-			if _, err := a.Home.Entry("weather"); !errors.Is(err, packs.ErrNotInstalled) {
+			if _, err := a.Home.Entry("weather"); !errors.Is(err, dist.ErrNotInstalled) {
 				t.Errorf("a refused install left weather installed (%v)", err)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -22,7 +23,7 @@ func TestMirrorGrants(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "skill.toml"), []byte("[skill]\nid = \"test.weather\"\nname = \"weather\"\nversion = \"1.0.0\"\ndescription = \"t\"\napi_version = \"1.0\"\n\n[capabilities]\nnetwork = [\"*.example.com\"]\nenv_read = [\"W_*\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := a.Home.Stage(ctx, src, packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, src, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestMirrorGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(step string, want map[capability.Name]packs.LockCapability) {
+	check := func(step string, want map[capability.Name]dist.LockCapability) {
 		t.Helper()
 		e, err := a.Home.Entry("weather")
 		if err != nil {
@@ -50,7 +51,7 @@ func TestMirrorGrants(t *testing.T) {
 			t.Errorf("%s: integrity changed or no longer verifies: %s, was %s", step, e.Integrity, installed.Integrity)
 		}
 	}
-	check("install", map[capability.Name]packs.LockCapability{capability.Network: {Granted: true, Resources: []string{"api.example.com"}}})
+	check("install", map[capability.Name]dist.LockCapability{capability.Network: {Granted: true, Resources: []string{"api.example.com"}}})
 
 	if err := a.DB.PutGrant(ctx, "weather", "", capability.UserGrant{Capability: capability.EnvRead, Scope: capability.ScopePersistent}); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestMirrorGrants(t *testing.T) {
 	if _, err := a.MirrorGrants(ctx, "weather"); err != nil {
 		t.Fatal(err)
 	}
-	check("grant env_read", map[capability.Name]packs.LockCapability{
+	check("grant env_read", map[capability.Name]dist.LockCapability{
 		capability.Network: {Granted: true, Resources: []string{"api.example.com"}},
 		capability.EnvRead: {Granted: true, Resources: []string{"W_*"}},
 	})
@@ -75,7 +76,7 @@ func TestMirrorGrants(t *testing.T) {
 	if _, err := a.MirrorGrants(ctx, "weather"); err != nil {
 		t.Fatal(err)
 	}
-	check("revoke network, grant it for one chat", map[capability.Name]packs.LockCapability{
+	check("revoke network, grant it for one chat", map[capability.Name]dist.LockCapability{
 		capability.EnvRead: {Granted: true, Resources: []string{"W_*"}},
 	})
 
@@ -91,7 +92,7 @@ func TestMirrorGrants(t *testing.T) {
 	if after, _ := os.ReadFile(a.Home.LockPath()); string(after) != string(before) {
 		t.Errorf("packs.lock changed for a modified pack:\n%s", after)
 	}
-	if _, err := a.MirrorGrants(ctx, "nosuch"); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.MirrorGrants(ctx, "nosuch"); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("MirrorGrants of an unknown pack: got %v, want ErrNotInstalled", err)
 	}
 }

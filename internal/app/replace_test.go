@@ -8,16 +8,16 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // TestReplaceGrants: the grants made at install replace every earlier grant
 // of the pack in packs.db, chat grants too, and packs.lock mirrors them; an
-// unknown pack is an error wrapping packs.ErrNotInstalled.
+// unknown pack is an error wrapping dist.ErrNotInstalled.
 func TestReplaceGrants(t *testing.T) {
 	ctx := context.Background()
 	a := open(t, filepath.Join(t.TempDir(), "home"))
-	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), packs.StageOptions{})
+	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestReplaceGrants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for what, got := range map[string]packs.LockCapability{"returned": e.Capabilities[capability.Network], "packs.lock": lock.Capabilities[capability.Network]} {
+		for what, got := range map[string]dist.LockCapability{"returned": e.Capabilities[capability.Network], "packs.lock": lock.Capabilities[capability.Network]} {
 			if got.Granted != tt.want {
 				t.Errorf("%s: %s entry network = %+v, want granted %v", tt.name, what, got, tt.want)
 			}
@@ -64,7 +64,7 @@ func TestReplaceGrants(t *testing.T) {
 			t.Errorf("%s: packs.db holds %+v, want %+v", tt.name, live, tt.grants)
 		}
 	}
-	if _, err := a.ReplaceGrants(ctx, "nosuch", nil); !errors.Is(err, packs.ErrNotInstalled) {
+	if _, err := a.ReplaceGrants(ctx, "nosuch", nil); !errors.Is(err, dist.ErrNotInstalled) {
 		t.Errorf("ReplaceGrants of an unknown pack: got %v, want ErrNotInstalled", err)
 	}
 }

@@ -71,7 +71,7 @@ func (a *App) Review(ctx context.Context, now time.Time) ([]DueGrant, error) {
 // KeepGrant records the person's review of the installed pack name's
 // persistent grant of n: it stays as it is, and its age counts from now
 // (a lapsed grant holds again). Nothing to keep is an error wrapping
-// ErrNothingToKeep; a pack not installed wraps packs.ErrNotInstalled.
+// ErrNothingToKeep; a pack not installed wraps dist.ErrNotInstalled.
 func (a *App) KeepGrant(ctx context.Context, name string, n capability.Name) error {
 	if _, err := a.Home.Entry(name); err != nil {
 		return err

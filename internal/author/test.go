@@ -30,7 +30,7 @@ var ErrNoTests = errors.New("author: the pack has no tests")
 
 // CaseResult is how one case went.
 type CaseResult struct {
-	Case     packs.TestCase
+	Case     TestCase
 	Failures []string // empty: passed
 	Outcome  runtime.Outcome
 	Recorded []capability.Exercise
@@ -60,7 +60,7 @@ func Test(ctx context.Context, dir string, opt TestOptions) ([]CaseResult, []pac
 	if err != nil {
 		return nil, nil, err
 	}
-	cases, fs := packs.LoadTests(dir)
+	cases, fs := LoadTests(dir)
 	if len(fs) > 0 {
 		return nil, fs, fmt.Errorf("%w: the test files have errors", ErrTestsFailed)
 	}
@@ -134,7 +134,7 @@ func (approver) Approve(ctx context.Context, _ capability.Pending) (capability.V
 }
 
 // runCase runs one case in its own workspace, under its own fakes.
-func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c packs.TestCase) (CaseResult, error) {
+func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c TestCase) (CaseResult, error) {
 	res := CaseResult{Case: c}
 	tmp, err := os.MkdirTemp("", "packs-test-")
 	if err != nil {
@@ -198,7 +198,7 @@ func runCase(ctx context.Context, rt *runtime.Runtime, p *packs.Pack, c packs.Te
 // fake's stdout and stderr and exits with its code. The outputs are files
 // beside it, so nothing in them is ever read by a shell, and a confined
 // command reads them as it runs the stub (dir stands in for /usr/bin).
-func writeStub(dir string, m packs.FakeCommand) error {
+func writeStub(dir string, m FakeCommand) error {
 	out := filepath.Join(dir, "stub-"+m.Command+".stdout")
 	errf := filepath.Join(dir, "stub-"+m.Command+".stderr")
 	if err := os.WriteFile(out, []byte(m.Stdout), 0o644); err != nil {
@@ -216,7 +216,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // fakeHTTP answers from a case's fakes.http entries.
 type fakeHTTP struct {
-	answers    []packs.FakeHTTP
+	answers    []FakeHTTP
 	unanswered []string
 }
 
@@ -227,7 +227,7 @@ func (f *fakeHTTP) lookup(_ context.Context, name string) ([]netip.Addr, error) 
 			return []netip.Addr{a.Address}, nil
 		}
 	}
-	return []netip.Addr{packs.DefaultFakeAddress()}, nil
+	return []netip.Addr{DefaultFakeAddress()}, nil
 }
 
 func (f *fakeHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -257,7 +257,7 @@ func (f *fakeHTTP) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // check compares an outcome with a case's expectations.
-func check(c packs.TestCase, o runtime.Outcome, recorded []capability.Exercise, ws string) []string {
+func check(c TestCase, o runtime.Outcome, recorded []capability.Exercise, ws string) []string {
 	var fails []string
 	x := c.Expect
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	builtinpacks "github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
@@ -37,7 +38,7 @@ func (c HomeCatalog) Prompt(ref capability.PackRef) string {
 // the person disabled (store.DB.CheckEnabled), so it is never attached,
 // listed to the model or run.
 type HomeCatalog struct {
-	Home *packs.Home
+	Home *dist.Home
 	DB   *store.DB // packs.db of Home, for the disabled packs (required)
 }
 
@@ -55,7 +56,7 @@ func (c HomeCatalog) Pack(ctx context.Context, name string) (*packs.Pack, capabi
 	// The entry checked is the entry whose reference the pack gets.
 	e, _, err := c.Home.VerifyContent(nil, name)
 	if err != nil {
-		if errors.Is(err, packs.ErrNotInstalled) {
+		if errors.Is(err, dist.ErrNotInstalled) {
 			return nil, capability.PackRef{}, fmt.Errorf("%w: %w", ErrNotFound, err)
 		}
 		return nil, capability.PackRef{}, err

@@ -11,11 +11,11 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/internal/testcache"
-	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -24,10 +24,10 @@ import (
 var notesPack = filepath.Join("testdata", "notes")
 
 // harness is a state directory with real components: packs installed
-// through packs.Home, packs.db, the audit log and the wasm runtime.
+// through dist.Home, packs.db, the audit log and the wasm runtime.
 type harness struct {
 	t    testing.TB
-	home *packs.Home
+	home *dist.Home
 	db   *store.DB
 	log  *audit.Log
 	rt   *runtime.Runtime
@@ -46,7 +46,7 @@ func newHarness(t testing.TB, in install) *harness {
 func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	t.Helper()
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{ModuleCache: testcache.Dir()})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func newHarnessIn(t testing.TB, dir string, in install) *harness {
 func (h *harness) install(src string, caps ...capability.Name) {
 	h.t.Helper()
 	ctx := context.Background()
-	st, err := h.home.Stage(ctx, src, packs.StageOptions{})
+	st, err := h.home.Stage(ctx, src, dist.StageOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

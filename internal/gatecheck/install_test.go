@@ -11,23 +11,23 @@ import (
 )
 
 // Issue 24: a pack enters a state directory through one door. The library's
-// commit (packs.Staged.Commit, CommitGrants: the journaled rename and the
+// commit (dist.Staged.Commit, CommitGrants: the journaled rename and the
 // packs.lock entry) is reached from the rest of the module only through
 // the installer's commit in internal/app, which every front end reaches
 // through the installer's entries, after the policy, trust, the machine's
 // fit and consent.
 const (
-	packsPkg = modPath + "/packs"
-	appPkg   = modPath + "/internal/app"
+	distPkg = modPath + "/internal/dist"
+	appPkg  = modPath + "/internal/app"
 )
 
 // commitFuncs commit a staged pack into a state directory.
 var commitFuncs = []string{
-	"(*" + packsPkg + ".Staged).Commit",
-	"(*" + packsPkg + ".Staged).CommitGrants",
+	"(*" + distPkg + ".Staged).Commit",
+	"(*" + distPkg + ".Staged).CommitGrants",
 }
 
-// installDoor is the one function outside package packs that may commit,
+// installDoor is the one function outside package dist that may commit,
 // and installEntries the only functions that may reach it: the installer.
 var (
 	installDoor    = "(*" + appPkg + ".App).commit"
@@ -52,7 +52,7 @@ func (f doorFinding) String() string {
 }
 
 // installDoors lists every use (a call or a method value) of a commit
-// function outside the door (and, inside package packs, outside Commit's
+// function outside the door (and, inside package dist, outside Commit's
 // own call of CommitGrants), and every use of the door outside the
 // installer's entries. seen counts the uses found, so a blind walk shows.
 func installDoors(m *module) (bad []doorFinding, seen int) {
@@ -71,7 +71,7 @@ func installDoors(m *module) (bad []doorFinding, seen int) {
 		switch {
 		case slices.Contains(commitFuncs, name):
 			seen++
-			if in != installDoor && !(c.path == packsPkg && in == commitFuncs[0]) {
+			if in != installDoor && !(c.path == distPkg && in == commitFuncs[0]) {
 				bad = append(bad, f)
 			}
 		case name == installDoor:

@@ -23,7 +23,7 @@ type PackRow struct {
 	Integrity    string
 	InstalledAt  time.Time
 	Capabilities map[string]PackCapability // by capability name; every requested one
-	Resolved     string                    // what the source named when fetched (packs.LockEntry.Resolved)
+	Resolved     string                    // what the source named when fetched (dist.LockEntry.Resolved)
 	Signer       string                    // the verified signer's key, or ""
 }
 

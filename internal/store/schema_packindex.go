@@ -2,7 +2,7 @@ package store
 
 // schemaPackIndex is migration 10: what lets a command find one installed
 // pack, or check them all, without reading packs.lock and every installed
-// file (packs.Index). The packs table gains the two lock entry fields it
+// file (dist.Index). The packs table gains the two lock entry fields it
 // lacked, so a row is the whole entry; lock_sync gains the stamp (inode,
 // size, times) of the packs.lock the table mirrors, so a command that finds
 // the same stamp neither reads nor hashes the file; pack_checks holds, per

@@ -13,18 +13,19 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
-// Dir is the shared cache: app.Options.ModuleCache, packs.HomeOptions.ModuleCache,
+// Dir is the shared cache: app.Options.ModuleCache, dist.HomeOptions.ModuleCache,
 // runtime.Config.CacheDir, or PACKS_CACHE for a packs process a test starts.
 func Dir() string { return filepath.Join(os.TempDir(), "packs-test-modules") }
 
 // Builtins compiles the built-in packs installed in home into rt's cache
 // ahead of a test's timed part: a deadline that includes a compile is a
 // flake on a loaded machine, so the test loads them instead.
-func Builtins(tb testing.TB, rt *runtime.Runtime, home *packs.Home) {
+func Builtins(tb testing.TB, rt *runtime.Runtime, home *dist.Home) {
 	tb.Helper()
 	for _, name := range builtin.Names() {
 		dir, err := home.PackDir(name)

@@ -12,6 +12,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -61,16 +62,16 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, app.ErrMisfit), errors.Is(err, app.ErrExecNotRequested):
 		// The pack cannot be installed as it is: the reason names the rule.
 		writeError(w, http.StatusUnprocessableEntity, codeInvalidPack, err.Error())
-	case errors.Is(err, packs.ErrSignatureRequired), errors.Is(err, packs.ErrUntrustedSigner), errors.Is(err, packs.ErrSignerBlocked),
-		errors.Is(err, packs.ErrSignature), errors.Is(err, app.ErrDeclined):
+	case errors.Is(err, dist.ErrSignatureRequired), errors.Is(err, dist.ErrUntrustedSigner), errors.Is(err, dist.ErrSignerBlocked),
+		errors.Is(err, dist.ErrSignature), errors.Is(err, app.ErrDeclined):
 		writeError(w, http.StatusForbidden, codeDenied, err.Error())
-	case errors.Is(err, errBadRequest), errors.Is(err, packs.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec),
-		errors.Is(err, packs.ErrNotRequested),
+	case errors.Is(err, errBadRequest), errors.Is(err, dist.ErrUnsupportedSource), errors.Is(err, fs.ErrNotExist), errors.Is(err, capability.ErrBadSpec),
+		errors.Is(err, dist.ErrNotRequested),
 		errors.Is(err, app.ErrInvalidAgent), errors.Is(err, app.ErrUnknownCapability):
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error())
 	case errors.Is(err, errTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge, err.Error())
-	case errors.Is(err, chat.ErrNotFound), errors.Is(err, packs.ErrNotInstalled), errors.Is(err, errNotFound), errors.Is(err, app.ErrAgentNotFound):
+	case errors.Is(err, chat.ErrNotFound), errors.Is(err, dist.ErrNotInstalled), errors.Is(err, errNotFound), errors.Is(err, app.ErrAgentNotFound):
 		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
 	case errors.Is(err, capability.ErrDenied):
 		writeError(w, http.StatusForbidden, codeDenied, err.Error())

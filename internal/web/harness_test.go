@@ -16,6 +16,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/testcache"
@@ -72,7 +73,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	// does, so no browser step's deadline includes a compile. A module
 	// that does not compile is the call's failure to report, not this
 	// hook's.
-	a.Installed = append(a.Installed, func(ctx context.Context, entry packs.LockEntry) error {
+	a.Installed = append(a.Installed, func(ctx context.Context, entry dist.LockEntry) error {
 		if dir, err := a.Home.PackDir(entry.Name); err == nil {
 			if p, err := packs.Load(dir, packs.LoadOptions{}); err == nil {
 				_ = rt.Precompile(ctx, p)

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/internal/dist"
 )
 
 // testKey is an SSH key pair: its authorized_keys line and OpenSSH PEM.
@@ -58,14 +58,14 @@ func notesVariant(t *testing.T, file string, edit func(string) string) string {
 func signedNotes(t *testing.T, priv []byte) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := packs.PackArchive(notesPack, &buf); err != nil {
+	if _, err := dist.PackArchive(notesPack, &buf); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "notes.tar.gz")
 	if err := os.WriteFile(archive, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sig, err := packs.SignArchive(bytes.NewReader(buf.Bytes()), priv)
+	sig, err := dist.SignArchive(bytes.NewReader(buf.Bytes()), priv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 )
 
 // TestChatAsk: in packs chat, a tool granted ask_person asks the person
@@ -20,12 +20,12 @@ import (
 func TestChatAsk(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	askPack, _ := filepath.Abs(filepath.Join("..", "..", "mcpserver", "testdata", "ask-pack"))
-	st, err := home.Stage(ctx, askPack, packs.StageOptions{})
+	st, err := home.Stage(ctx, askPack, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

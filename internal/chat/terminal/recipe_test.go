@@ -11,10 +11,10 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 )
 
 // TestRecipeAtTheTerminal: the model runs the git-flow recipe without the
@@ -90,11 +90,11 @@ func execEnv(t *testing.T, src, name string) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := home.Stage(ctx, src, packs.StageOptions{})
+	st, err := home.Stage(ctx, src, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

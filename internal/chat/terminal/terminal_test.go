@@ -15,10 +15,10 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
-	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -34,11 +34,11 @@ type env struct {
 func installNotes(t *testing.T, dir string, caps ...capability.Name) {
 	t.Helper()
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := home.Stage(ctx, notesPack, packs.StageOptions{})
+	st, err := home.Stage(ctx, notesPack, dist.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func installNotes(t *testing.T, dir string, caps ...capability.Name) {
 // openEnv opens the state directory dir.
 func openEnv(dir string) (*env, error) {
 	ctx := context.Background()
-	home, err := packs.OpenHome(ctx, dir, packs.HomeOptions{})
+	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	extism "github.com/extism/go-sdk"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -69,15 +70,15 @@ func goodForwarded(run func(capability.Approval), ap capability.Approval) {
 
 // A front end that stages a pack and commits it itself skips the
 // installer: the policy, trust, the machine's fit and consent.
-func badCommitStaged(ctx context.Context, h *packs.Home, dir string) {
-	st, err := h.Stage(ctx, dir, packs.StageOptions{})
+func badCommitStaged(ctx context.Context, h *dist.Home, dir string) {
+	st, err := h.Stage(ctx, dir, dist.StageOptions{})
 	if err != nil {
 		return
 	}
 	_, _ = st.CommitGrants(ctx, nil)
 }
 
-func badCommitValue(st *packs.Staged) {
+func badCommitValue(st *dist.Staged) {
 	commit := st.Commit
 	_ = commit
 }

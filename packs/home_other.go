@@ -1,9 +1,0 @@
-//go:build !(linux || darwin || freebsd || openbsd || netbsd || dragonfly)
-
-package packs
-
-import "os"
-
-// flock always succeeds where flock(2) does not exist: there, only one packs
-// process at a time may use a state directory.
-func flock(*os.File, bool) (bool, error) { return true, nil }
