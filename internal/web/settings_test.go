@@ -290,3 +290,38 @@ func TestSettingsOverrides(t *testing.T) {
 		t.Errorf("the chat asked %+v, want pinned-model", reqs)
 	}
 }
+
+// TestSettingsAnthropic: the same for the Anthropic protocol: a wrong key
+// gets Anthropic's own error, the right one an answer, and after the save
+// the chat speaks Anthropic's Messages API with the key in x-api-key.
+func TestSettingsAnthropic(t *testing.T) {
+	e := newEnv(t, envOptions{noModel: true})
+	fake := llmtest.NewServer()
+	t.Cleanup(fake.Close)
+	fake.RequireKey(fakeKey)
+	fake.Respond(func(r llmtest.Request) llmtest.Turn { return llmtest.Turn{Text: "hi from " + r.Protocol} })
+	form := func(key string) map[string]any {
+		return map[string]any{"provider": "anthropic", "base_url": fake.AnthropicURL(), "model": "claude-fake", "max_tokens": 200, "api_key": key}
+	}
+	var res map[string]any
+	e.must(http.StatusOK, "POST", "/v1/settings/model/test", form("sk-wrong"), &res)
+	if msg, _ := res["error"].(string); res["ok"] != false || !strings.Contains(msg, "401") || !strings.Contains(msg, "invalid x-api-key") {
+		t.Errorf("a wrong key: %v", res)
+	}
+	e.must(http.StatusOK, "POST", "/v1/settings/model/test", form(fakeKey), &res)
+	if res["ok"] != true || res["reply"] != "hi from anthropic" {
+		t.Errorf("the right key: %v", res)
+	}
+	e.must(http.StatusOK, "PUT", "/v1/settings/model", form(fakeKey), nil)
+	var c chatJSON
+	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{}, &c)
+	ev := e.stream(c.ID)
+	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "hello"}, nil)
+	if done := ev.next("turn_done"); done.Data["text"] != "hi from anthropic" {
+		t.Fatalf("the chat's reply: %v", done.Data)
+	}
+	reqs := fake.Requests()
+	if last := reqs[len(reqs)-1]; last.Protocol != "anthropic" || last.Header.Get("X-Api-Key") != fakeKey || last.MaxTokens != 200 {
+		t.Errorf("the chat's request: %s, max tokens %d", last.Protocol, last.MaxTokens)
+	}
+}
