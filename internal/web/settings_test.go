@@ -104,12 +104,12 @@ func TestSettingsAPI(t *testing.T) {
 	if err := json.Unmarshal(body, &st); err != nil || st.Saved == nil || !st.Saved.APIKeySet || st.Effective == nil || st.Effective.Model != "fake-model" || st.Effective.MaxTokens != 777 {
 		t.Fatalf("saved: %s", body)
 	}
-	got, body = e.raw("GET", "/v1/settings/model", nil)
-	noKeyIn(t, "GET /v1/settings/model", body)
-	got, body = e.raw("GET", "/v1/status", nil)
-	noKeyIn(t, "GET /v1/status", body)
-	if !bytes.Contains(body, []byte(`"configured":true`)) {
-		t.Fatalf("after the save, status says %s", body)
+	for _, path := range []string{"/v1/settings/model", "/v1/status"} {
+		got, body = e.raw("GET", path, nil)
+		noKeyIn(t, "GET "+path, body)
+		if got != http.StatusOK || path == "/v1/status" && !bytes.Contains(body, []byte(`"configured":true`)) {
+			t.Fatalf("after the save, GET %s: %d %s", path, got, body)
+		}
 	}
 	var c chatJSON
 	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{}, &c)
