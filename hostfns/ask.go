@@ -40,57 +40,6 @@ const (
 	AskTimeout = 5 * time.Minute
 )
 
-// The actions of an answer. Accept, Decline and Cancel are the person's
-// (as in MCP elicitation); Denied is the host's: the grant, the policy or
-// a bound refused the question and nobody was asked.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-	ActionDenied  = "denied"
-)
-
-// Question is what a guest asks the person: a message and the form of the
-// answer. Schema is the checked schema, re-encoded: an object of primitive
-// properties, what MCP elicitation allows.
-type Question struct {
-	Pack, Tool, Invocation string
-	Message                string
-	Schema                 json.RawMessage
-}
-
-// Answer is the person's reply. Content is set only for ActionAccept; the
-// host checks it against the question's schema before the guest sees it.
-type Answer struct {
-	Action  string         `json:"action"`
-	Content map[string]any `json:"content,omitempty"`
-}
-
-// Asker puts a question to the person behind a call: the channel that
-// approves the call (MCP elicitation, the web app, the terminal). The
-// pipeline takes it from the call's approvers (runtime); without one every
-// question is declined. Ask blocks until the person answers or ctx ends.
-type Asker interface {
-	Name() string
-	Ask(ctx context.Context, q Question) (Answer, error)
-}
-
-type askerKey struct{}
-
-// WithAsker returns a context whose calls ask a their questions. A nil a
-// leaves ctx as it is.
-func WithAsker(ctx context.Context, a Asker) context.Context {
-	if a == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, askerKey{}, a)
-}
-
-func askerFrom(ctx context.Context) Asker {
-	a, _ := ctx.Value(askerKey{}).(Asker)
-	return a
-}
-
 // askHost is the ask host function: request is a block holding
 // {"message": "...", "schema": {...}}; it returns a block holding the
 // answer, {"action": "accept", "content": {...}}, {"action": "decline"},
@@ -143,38 +92,38 @@ func (c *Call) ask(ctx context.Context, b []byte) ([]byte, error) {
 		if err := c.record(e); err != nil {
 			return nil, err
 		}
-		return json.Marshal(askReply{Action: ActionDenied, Error: "hostfns: ask: " + e.Reason})
+		return json.Marshal(askReply{Action: capability.ActionDenied, Error: "hostfns: ask: " + e.Reason})
 	}
 	if err := c.decide(c.Grant.Ask(resource)); err != nil {
 		if !isDenied(err) {
 			return nil, err
 		}
-		return json.Marshal(askReply{Action: ActionDenied, Error: err.Error()})
+		return json.Marshal(askReply{Action: capability.ActionDenied, Error: err.Error()})
 	}
 
-	a := askerFrom(ctx)
+	a := capability.AskerFrom(ctx)
 	if a == nil {
-		return c.answered(resource, Answer{Action: ActionDecline}, "declined: no approver can ask the person", "")
+		return c.answered(resource, capability.Answer{Action: capability.ActionDecline}, "declined: no approver can ask the person", "")
 	}
 	actx, cancel := context.WithTimeout(ctx, AskTimeout)
 	defer cancel()
 	ans, err := a.Ask(actx, q)
 	switch {
 	case err != nil:
-		return c.answered(resource, Answer{Action: ActionCancel}, "cancelled: asking through "+a.Name()+" failed: "+err.Error(), "hostfns: ask: "+err.Error())
-	case ans.Action == ActionAccept:
+		return c.answered(resource, capability.Answer{Action: capability.ActionCancel}, "cancelled: asking through "+a.Name()+" failed: "+err.Error(), "hostfns: ask: "+err.Error())
+	case ans.Action == capability.ActionAccept:
 		if err := checkAnswer(q.Schema, ans.Content); err != nil {
-			return c.answered(resource, Answer{Action: ActionCancel}, "refused the answer from "+a.Name()+": "+err.Error(), "hostfns: ask: "+err.Error())
+			return c.answered(resource, capability.Answer{Action: capability.ActionCancel}, "refused the answer from "+a.Name()+": "+err.Error(), "hostfns: ask: "+err.Error())
 		}
 		return c.answered(resource, ans, "accepted through "+a.Name()+": "+describeKeys(ans.Content)+" (values redacted)", "")
-	case ans.Action == ActionDecline, ans.Action == ActionCancel:
-		return c.answered(resource, Answer{Action: ans.Action}, ans.Action+"d through "+a.Name(), "")
+	case ans.Action == capability.ActionDecline, ans.Action == capability.ActionCancel:
+		return c.answered(resource, capability.Answer{Action: ans.Action}, ans.Action+"d through "+a.Name(), "")
 	}
-	return c.answered(resource, Answer{Action: ActionCancel}, fmt.Sprintf("cancelled: %s gave an unknown action %q", a.Name(), ans.Action), "hostfns: ask: unknown answer action")
+	return c.answered(resource, capability.Answer{Action: capability.ActionCancel}, fmt.Sprintf("cancelled: %s gave an unknown action %q", a.Name(), ans.Action), "hostfns: ask: unknown answer action")
 }
 
 // answered records the outcome of a question and encodes the reply.
-func (c *Call) answered(resource string, ans Answer, reason, errText string) ([]byte, error) {
+func (c *Call) answered(resource string, ans capability.Answer, reason, errText string) ([]byte, error) {
 	if err := c.record(c.exercise(capability.AskPerson, resource, true, reason)); err != nil {
 		return nil, err
 	}
@@ -232,9 +181,9 @@ type fieldSchema struct {
 
 // ParseQuestion reads and checks one ask request. Every error wraps
 // ErrInvalidRequest and says which rule the request broke.
-func ParseQuestion(b []byte) (Question, error) {
-	bad := func(format string, args ...any) (Question, error) {
-		return Question{}, fmt.Errorf("%w: ask: "+format, append([]any{ErrInvalidRequest}, args...)...)
+func ParseQuestion(b []byte) (capability.Question, error) {
+	bad := func(format string, args ...any) (capability.Question, error) {
+		return capability.Question{}, fmt.Errorf("%w: ask: "+format, append([]any{ErrInvalidRequest}, args...)...)
 	}
 	if len(b) > MaxAskBytes {
 		return bad("the request is %d bytes, more than %d", len(b), MaxAskBytes)
@@ -286,7 +235,7 @@ func ParseQuestion(b []byte) (Question, error) {
 	if err != nil {
 		return bad("schema: %v", err)
 	}
-	return Question{Message: *r.Message, Schema: schema}, nil
+	return capability.Question{Message: *r.Message, Schema: schema}, nil
 }
 
 func slicesCompactSorted(s []string) []string {
@@ -467,42 +416,4 @@ func checkFormat(format, s string) error {
 		return fmt.Errorf("not a valid %s", format)
 	}
 	return nil
-}
-
-// Field is one property of a question's form, for an Asker that draws the
-// form itself (a terminal, the web app).
-type Field struct {
-	Name        string   `json:"name"`
-	Type        string   `json:"type"` // string, number, integer or boolean
-	Title       string   `json:"title,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Enum        []string `json:"enum,omitempty"` // the choices of a string, if any
-	Required    bool     `json:"required"`
-}
-
-// Fields lists the form's properties, required ones first, then by name.
-// A Question that did not come from ParseQuestion has none.
-func (q Question) Fields() []Field {
-	var s questionSchema
-	if json.Unmarshal(q.Schema, &s) != nil {
-		return nil
-	}
-	out := make([]Field, 0, len(s.Properties))
-	for name, f := range s.Properties {
-		if f == nil {
-			continue
-		}
-		out = append(out, Field{Name: name, Type: f.Type, Title: f.Title, Description: f.Description,
-			Enum: f.Enum, Required: slices.Contains(s.Required, name)})
-	}
-	slices.SortFunc(out, func(a, b Field) int {
-		if a.Required != b.Required {
-			if a.Required {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
 }

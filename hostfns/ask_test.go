@@ -15,15 +15,15 @@ import (
 // person is an Asker that answers with a fixed reply and keeps the
 // questions it saw.
 type person struct {
-	answer Answer
+	answer capability.Answer
 	err    error
 	mu     sync.Mutex
-	seen   []Question
+	seen   []capability.Question
 }
 
 func (p *person) Name() string { return "test-person" }
 
-func (p *person) Ask(_ context.Context, q Question) (Answer, error) {
+func (p *person) Ask(_ context.Context, q capability.Question) (capability.Answer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seen = append(p.seen, q)
@@ -46,24 +46,24 @@ func TestAsk(t *testing.T) {
 		wantAsked int
 		wantRec   []bool // the recorded exercises' Allowed, in order
 	}{
-		{"granted, accepted", granted, &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 2.0}}},
+		{"granted, accepted", granted, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 2.0}}},
 			`{"action":"accept","content":{"n":2,"name":"Ada"}}`, 1, []bool{true, true}},
-		{"granted, declined", granted, &person{answer: Answer{Action: "decline"}}, `{"action":"decline"}`, 1, []bool{true, true}},
-		{"granted, cancelled", granted, &person{answer: Answer{Action: "cancel"}}, `{"action":"cancel"}`, 1, []bool{true, true}},
-		{"not requested: denied, nobody asked", capability.Request{}, &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada"}}},
+		{"granted, declined", granted, &person{answer: capability.Answer{Action: "decline"}}, `{"action":"decline"}`, 1, []bool{true, true}},
+		{"granted, cancelled", granted, &person{answer: capability.Answer{Action: "cancel"}}, `{"action":"cancel"}`, 1, []bool{true, true}},
+		{"not requested: denied, nobody asked", capability.Request{}, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Ada"}}},
 			`{"action":"denied","error":"capability: ask_person \"question: Which name?\" denied by request: the pack did not ask for ask_person"}`, 0, []bool{false}},
 		{"no approver: declined", granted, nil, `{"action":"decline"}`, 0, []bool{true, true}},
-		{"answer lacks a required field", granted, &person{answer: Answer{Action: "accept", Content: map[string]any{"n": 1.0}}},
+		{"answer lacks a required field", granted, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"n": 1.0}}},
 			`{"action":"cancel","error":"hostfns: ask: the answer lacks the required field \"name\""}`, 1, []bool{true, true}},
-		{"answer adds a field", granted, &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada", "admin": true}}},
+		{"answer adds a field", granted, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Ada", "admin": true}}},
 			`{"action":"cancel","error":"hostfns: ask: the answer has a field \"admin\" the question did not ask for"}`, 1, []bool{true, true}},
-		{"answer of the wrong type", granted, &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 1.5}}},
+		{"answer of the wrong type", granted, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Ada", "n": 1.5}}},
 			`{"action":"cancel","error":"hostfns: ask: the answer's field \"n\": not an integer"}`, 1, []bool{true, true}},
-		{"answer too long", granted, &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "Adalovelace"}}},
+		{"answer too long", granted, &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "Adalovelace"}}},
 			`{"action":"cancel","error":"hostfns: ask: the answer's field \"name\": length out of bounds"}`, 1, []bool{true, true}},
 		{"asker fails", granted, &person{err: errors.New("client went away")},
 			`{"action":"cancel","error":"hostfns: ask: client went away"}`, 1, []bool{true, true}},
-		{"unknown action", granted, &person{answer: Answer{Action: "yes"}},
+		{"unknown action", granted, &person{answer: capability.Answer{Action: "yes"}},
 			`{"action":"cancel","error":"hostfns: ask: unknown answer action"}`, 1, []bool{true, true}},
 	}
 	for _, tt := range tests {
@@ -71,7 +71,7 @@ func TestAsk(t *testing.T) {
 			c, rec := newCall(t, tt.req)
 			ctx := context.Background()
 			if tt.asker != nil {
-				ctx = WithAsker(ctx, tt.asker)
+				ctx = capability.WithAsker(ctx, tt.asker)
 			}
 			r, err := runProbeIn(ctx, t, c, "base", op{"op": "ask", "argv": []string{nameQuestion}})
 			if err != nil {
@@ -105,8 +105,8 @@ func TestAsk(t *testing.T) {
 func TestAskUnapproved(t *testing.T) {
 	c, rec := newCall(t, capability.Request{AskPerson: true})
 	c.Approval = capability.Approval{}
-	p := &person{answer: Answer{Action: "accept", Content: map[string]any{"name": "x"}}}
-	r, err := runProbeIn(WithAsker(context.Background(), p), t, c, "base", op{"op": "ask", "argv": []string{nameQuestion}})
+	p := &person{answer: capability.Answer{Action: "accept", Content: map[string]any{"name": "x"}}}
+	r, err := runProbeIn(capability.WithAsker(context.Background(), p), t, c, "base", op{"op": "ask", "argv": []string{nameQuestion}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,12 +122,12 @@ func TestAskUnapproved(t *testing.T) {
 // recorded; secrets are masked out of the message the person sees.
 func TestAskBounds(t *testing.T) {
 	c, rec := newCall(t, capability.Request{AskPerson: true})
-	p := &person{answer: Answer{Action: "decline"}}
+	p := &person{answer: capability.Answer{Action: "decline"}}
 	qs := make([]string, MaxQuestions+2)
 	for i := range qs {
 		qs[i] = `{"message": "token s3cr3t-value?", "schema": {"type": "object"}}`
 	}
-	ctx := WithSecrets(WithAsker(context.Background(), p), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t-value")}))
+	ctx := WithSecrets(capability.WithAsker(context.Background(), p), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t-value")}))
 	r, err := runProbeIn(ctx, t, c, "base", op{"op": "ask", "argv": qs})
 	if err != nil {
 		t.Fatal(err)
@@ -272,8 +272,8 @@ func FuzzParseQuestion(f *testing.F) {
 func TestAskMasksSchema(t *testing.T) {
 	c, _ := newCall(t, capability.Request{AskPerson: true})
 	approve(t, c)
-	p := &person{answer: Answer{Action: "decline"}}
-	ctx := WithSecrets(WithAsker(context.Background(), p), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t value")}))
+	p := &person{answer: capability.Answer{Action: "decline"}}
+	ctx := WithSecrets(capability.WithAsker(context.Background(), p), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t value")}))
 	q := `{"message": "Pick", "schema": {"type": "object", "title": "s3cr3t value", "properties": {"s3cr3t value": {"type": "string", "description": "s3cr3t%20value", "enum": ["s3cr3t+value"]}}}}`
 	if _, err := c.ask(ctx, []byte(q)); err != nil {
 		t.Fatal(err)

@@ -130,9 +130,6 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	full := func() { capStop(errOutputCapped) }
 	stdout := &cappedBuffer{max: opt.MaxOutput, full: full}
 	stderr := &cappedBuffer{max: opt.MaxOutput, full: full}
-	// A process that left the group may hold the pipes open: stop waiting
-	// for it once the group is gone and the grace has passed.
-	cmd.WaitDelay = opt.Grace
 	start := time.Now()
 	if err := sb.start(cmd, bytes.NewReader(opt.Stdin), stdout, stderr); err != nil {
 		return ExecResult{}, fmt.Errorf("hostfns: exec %s: %w", argv[0], err)
@@ -142,7 +139,9 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 	running, cancel := context.WithTimeout(capped, opt.Timeout)
 	defer cancel()
 	pgid := cmd.Process.Pid
-	exited, reap := watch(cmd)
+	// A process that left the group may hold the pipes open: reap stops
+	// waiting for it once the group is gone and the grace has passed.
+	exited, reap := sb.watch(cmd, opt.Grace)
 	var stopped error
 	select {
 	case <-exited:
@@ -161,10 +160,11 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-exited
 	}
-	// The leader is a zombie here (on Linux): its pid still names the group,
-	// so this reaches only the command's own leftovers.
+	// The leader is not reaped yet (a zombie, or a supervisor that
+	// reported): its pid still names the group, so this reaches only the
+	// command's own leftovers.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitErr := reap()
+	code, waitErr := reap()
 	sb.release()
 	res := ExecResult{
 		Stdout:    stdout.bytes(),
@@ -172,7 +172,7 @@ func Exec(ctx context.Context, c *Call, argv []string, opt ExecOptions) (ExecRes
 		Truncated: stdout.dropped > 0 || stderr.dropped > 0,
 		Capped:    errors.Is(stopped, errOutputCapped),
 		Duration:  time.Since(start),
-		ExitCode:  exitCode(cmd),
+		ExitCode:  code,
 	}
 	switch {
 	case res.Capped:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +101,22 @@ func TestExecEnvironment(t *testing.T) {
 	requireRecorded(t, rec, capability.EnvRead, "PROBE_TOKEN", true)
 	if res, err := Exec(context.Background(), c, []string{"pwd"}, ExecOptions{}); err != nil || strings.TrimSpace(string(res.Stdout)) != c.Workspace {
 		t.Fatalf("pwd = %q, %v; want %s", res.Stdout, err, c.Workspace)
+	}
+}
+
+// TestExecTmpInMemory: where the machine has /dev/shm (world-writable,
+// sticky), a call's private TMPDIR is made there, in memory: on this
+// machine's disk, making and removing it cost over a millisecond of every
+// call.
+func TestExecTmpInMemory(t *testing.T) {
+	fi, err := os.Stat("/dev/shm")
+	if err != nil || !fi.IsDir() || fi.Mode()&(fs.ModeSticky|fs.ModePerm) != fs.ModeSticky|fs.ModePerm {
+		t.Skip("no world-writable, sticky /dev/shm here")
+	}
+	c, _ := newCall(t, execReq("printenv"))
+	res, err := Exec(context.Background(), c, []string{"printenv", "TMPDIR"}, ExecOptions{})
+	if err != nil || !strings.HasPrefix(string(res.Stdout), "/dev/shm/packs-exec-") {
+		t.Fatalf("TMPDIR = %q, %v; want one under /dev/shm", res.Stdout, err)
 	}
 }
 

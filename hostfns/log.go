@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/packs-run/packs/capability"
 )
 
 // MaxLogBytes caps what one call may write to its Logger. Past it, one
@@ -54,7 +55,7 @@ func logAt(l extismLevel) extism.HostFunctionStackCallback {
 // person's client), each when it wants that level, cut to what is left of
 // the call's budget.
 func (c *Call) log(ctx context.Context, level slog.Level, msg string) {
-	lg, nf := c.logger(), notifierFrom(ctx)
+	lg, nf := c.logger(), capability.NotifierFrom(ctx)
 	toLog, toClient := lg.Enabled(ctx, level), nf != nil && nf.LogEnabled(level)
 	if !toLog && !toClient {
 		return
@@ -99,7 +100,7 @@ func (c *Call) spend(msg string) (string, bool) {
 // its Notifier passes on, so PDKs skip building messages nobody reads.
 func getLogLevel(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 	c := mustCall(ctx)
-	lg, nf := c.logger(), notifierFrom(ctx)
+	lg, nf := c.logger(), capability.NotifierFrom(ctx)
 	out := levelOff
 	for l := levelError; l >= levelTrace; l-- {
 		if lg.Enabled(ctx, l.slogLevel()) || nf != nil && nf.LogEnabled(l.slogLevel()) {

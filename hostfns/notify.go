@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/packs-run/packs/capability"
 )
 
 // ProgressNamespace holds the progress host function (docs/abi.md §4.7).
@@ -18,44 +18,6 @@ const ProgressNamespace = "packs:host/progress"
 // MaxProgressNotes is how many progress reports one call may make; past it
 // they are dropped and one warning says so.
 const MaxProgressNotes = 1024
-
-// Notifier hears what a guest tells the person's client during a call: its
-// log lines (after the call's Logger, within the same MaxLogBytes) and its
-// progress. A front end that has a client to tell sets one for a call
-// (WithNotifier; the MCP server forwards them as notifications); without
-// one they go only to the Logger, or nowhere. Secrets are masked before a
-// Notifier sees anything. Its methods are called from the guest's call, in
-// order, and must not block for long.
-type Notifier interface {
-	// LogEnabled reports whether a log line at level reaches the client.
-	LogEnabled(level slog.Level) bool
-	// Log passes one log line on.
-	Log(level slog.Level, msg string)
-	// Progress passes one progress report on.
-	Progress(p Progress)
-}
-
-// Progress is one progress report of a guest: Progress grows with each
-// report; Total, when not 0, is the value at which the work is done.
-type Progress struct {
-	Progress float64 `json:"progress"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
-}
-
-type notifierKey struct{}
-
-// WithNotifier returns a context whose calls tell n what their guests log
-// and report.
-func WithNotifier(ctx context.Context, n Notifier) context.Context {
-	return context.WithValue(ctx, notifierKey{}, n)
-}
-
-// notifierFrom returns the Notifier in ctx, or nil.
-func notifierFrom(ctx context.Context) Notifier {
-	n, _ := ctx.Value(notifierKey{}).(Notifier)
-	return n
-}
 
 // progressHost is the progress host function: request is a block holding
 // {"progress": N, "total": T, "message": "..."}. progress is required, at
@@ -76,7 +38,7 @@ func progressHost(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) 
 }
 
 // parseProgress reads one progress report.
-func parseProgress(b []byte) (Progress, error) {
+func parseProgress(b []byte) (capability.Progress, error) {
 	var r struct {
 		Progress *float64 `json:"progress"`
 		Total    *float64 `json:"total"`
@@ -85,22 +47,22 @@ func parseProgress(b []byte) (Progress, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return Progress{}, fmt.Errorf("%w: progress: %v: send {\"progress\": N, \"total\": T, \"message\": \"...\"}", ErrInvalidRequest, err)
+		return capability.Progress{}, fmt.Errorf("%w: progress: %v: send {\"progress\": N, \"total\": T, \"message\": \"...\"}", ErrInvalidRequest, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Progress{}, fmt.Errorf("%w: progress: extra data after the JSON object", ErrInvalidRequest)
+		return capability.Progress{}, fmt.Errorf("%w: progress: extra data after the JSON object", ErrInvalidRequest)
 	}
 	// JSON has no NaN or infinity, and encoding/json refuses a number
 	// out of float64's range, so every value here is finite.
 	switch {
 	case r.Progress == nil:
-		return Progress{}, fmt.Errorf("%w: progress: \"progress\" is missing", ErrInvalidRequest)
+		return capability.Progress{}, fmt.Errorf("%w: progress: \"progress\" is missing", ErrInvalidRequest)
 	case *r.Progress < 0:
-		return Progress{}, fmt.Errorf("%w: progress: \"progress\" must be a number of at least 0", ErrInvalidRequest)
+		return capability.Progress{}, fmt.Errorf("%w: progress: \"progress\" must be a number of at least 0", ErrInvalidRequest)
 	case r.Total != nil && (*r.Total < *r.Progress || *r.Total == 0):
-		return Progress{}, fmt.Errorf("%w: progress: \"total\" must be a number above 0 and at least \"progress\"", ErrInvalidRequest)
+		return capability.Progress{}, fmt.Errorf("%w: progress: \"total\" must be a number above 0 and at least \"progress\"", ErrInvalidRequest)
 	}
-	out := Progress{Progress: *r.Progress, Message: r.Message}
+	out := capability.Progress{Progress: *r.Progress, Message: r.Message}
 	if r.Total != nil {
 		out.Total = *r.Total
 	}
@@ -109,7 +71,7 @@ func parseProgress(b []byte) (Progress, error) {
 
 // progress passes one report on to the call's Notifier, if any, after
 // checking that it grows, within MaxProgressNotes and the log budget.
-func (c *Call) progress(ctx context.Context, p Progress) error {
+func (c *Call) progress(ctx context.Context, p capability.Progress) error {
 	c.mu.Lock()
 	if c.progressed > 0 && p.Progress <= c.lastProgress {
 		last := c.lastProgress
@@ -128,7 +90,7 @@ func (c *Call) progress(ctx context.Context, p Progress) error {
 	if cut {
 		c.logger().Warn("hostfns: guest log cut", append(attrs, "max_bytes", MaxLogBytes)...)
 	}
-	switch nf := notifierFrom(ctx); {
+	switch nf := capability.NotifierFrom(ctx); {
 	case n == MaxProgressNotes+1:
 		c.logger().Warn("hostfns: guest progress reports dropped", append(attrs, "max_reports", MaxProgressNotes)...)
 	case n <= MaxProgressNotes && nf != nil:

@@ -18,7 +18,7 @@ type notes struct {
 	level    slog.Level
 	mu       sync.Mutex
 	logs     []string
-	progress []Progress
+	progress []capability.Progress
 }
 
 func (n *notes) LogEnabled(l slog.Level) bool { return l >= n.level }
@@ -27,7 +27,7 @@ func (n *notes) Log(l slog.Level, msg string) {
 	defer n.mu.Unlock()
 	n.logs = append(n.logs, l.String()+" "+msg)
 }
-func (n *notes) Progress(p Progress) {
+func (n *notes) Progress(p capability.Progress) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.progress = append(n.progress, p)
@@ -51,7 +51,7 @@ func TestLogReachesNotifier(t *testing.T) {
 			lg, buf := bufLogger(tt.logger)
 			c.Logger = lg
 			n := &notes{level: tt.level}
-			ctx := WithSecrets(WithNotifier(context.Background(), n), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t-value")}))
+			ctx := WithSecrets(capability.WithNotifier(context.Background(), n), NewSecrets(map[string][]byte{"TOKEN": []byte("s3cr3t-value")}))
 			if _, err := runProbeIn(ctx, t, c, "base", op{"op": "log", "data": "hello s3cr3t-value"}); err != nil {
 				t.Fatal(err)
 			}
@@ -72,24 +72,24 @@ func TestProgress(t *testing.T) {
 	tests := []struct {
 		name    string
 		reports []string
-		want    []Progress
+		want    []capability.Progress
 		wantErr string
 	}{
 		{"counts up", []string{`{"progress": 1, "total": 3, "message": "one"}`, `{"progress": 2.5, "total": 3}`, `{"progress": 3}`},
-			[]Progress{{1, 3, "one"}, {2.5, 3, ""}, {3, 0, ""}}, ""},
+			[]capability.Progress{{Progress: 1, Total: 3, Message: "one"}, {Progress: 2.5, Total: 3}, {Progress: 3}}, ""},
 		{"not JSON", []string{`{progress`}, nil, "invalid"},
 		{"missing progress", []string{`{"total": 3}`}, nil, `"progress" is missing`},
 		{"negative", []string{`{"progress": -1}`}, nil, "at least 0"},
 		{"unknown key", []string{`{"progress": 1, "percent": 10}`}, nil, "unknown field"},
 		{"total below progress", []string{`{"progress": 4, "total": 3}`}, nil, `"total"`},
 		{"trailing data", []string{`{"progress": 1} {}`}, nil, "extra data"},
-		{"shrinks", []string{`{"progress": 2}`, `{"progress": 2}`}, []Progress{{2, 0, ""}}, "not greater"},
+		{"shrinks", []string{`{"progress": 2}`, `{"progress": 2}`}, []capability.Progress{{Progress: 2}}, "not greater"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := newCall(t, capability.Request{})
 			n := &notes{}
-			_, err := runProbeIn(WithNotifier(context.Background(), n), t, c, "base", op{"op": "progress", "argv": tt.reports})
+			_, err := runProbeIn(capability.WithNotifier(context.Background(), n), t, c, "base", op{"op": "progress", "argv": tt.reports})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("progress: %v", err)
@@ -116,7 +116,7 @@ func TestProgressCap(t *testing.T) {
 		reports = append(reports, fmt.Sprintf(`{"progress": %d}`, i+1))
 	}
 	n := &notes{}
-	if _, err := runProbeIn(WithNotifier(context.Background(), n), t, c, "base", op{"op": "progress", "argv": reports}); err != nil {
+	if _, err := runProbeIn(capability.WithNotifier(context.Background(), n), t, c, "base", op{"op": "progress", "argv": reports}); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.progress) != MaxProgressNotes || strings.Count(buf.String(), "progress reports dropped") != 1 {

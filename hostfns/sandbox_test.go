@@ -237,6 +237,40 @@ func TestConfinedForkBomb(t *testing.T) {
 	}
 }
 
+// TestConfinedLeftoverStopsWriting: a command that leaves a child
+// writing to the workspace (in a session of its own, holding none of the
+// command's streams) returns, and from
+// then on the file does not change: every process of the call was killed
+// and reaped before Exec returned, not merely signalled (the supervisor's
+// exit, reaped in the background, is no part of the call).
+func TestConfinedLeftoverStopsWriting(t *testing.T) {
+	if !confine.Probe().Full() {
+		t.Skip("without namespaces leftovers die by process group, signalled as Exec returns")
+	}
+	c, _ := newCall(t, execReq("sh"))
+	bg := filepath.Join(c.Workspace, "bg")
+	for range 5 {
+		res, err := Exec(context.Background(), c, []string{"sh", "-c",
+			`setsid sh -c 'while :; do echo x >> "$HOME/bg"; done' </dev/null >/dev/null 2>&1 & while [ ! -s "$HOME/bg" ]; do :; done`},
+			ExecOptions{Timeout: 10 * time.Second})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("= %+v, %v", res, err)
+		}
+		before, err := os.Stat(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		after, err := os.Stat(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Size() != before.Size() {
+			t.Fatalf("%s grew from %d to %d bytes after Exec returned", bg, before.Size(), after.Size())
+		}
+	}
+}
+
 // processesWith counts the processes whose command line holds tag.
 func processesWith(tag string) int {
 	entries, _ := os.ReadDir("/proc")

@@ -8,21 +8,20 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 )
 
 // askingPerson approves every call and answers every question with answer.
 type askingPerson struct {
-	answer hostfns.Answer
+	answer capability.Answer
 	mu     sync.Mutex
-	asked  []hostfns.Question
+	asked  []capability.Question
 }
 
 func (*askingPerson) Name() string { return "person" }
 func (*askingPerson) Approve(context.Context, capability.Pending) (capability.Verdict, error) {
 	return capability.RunOnce, nil
 }
-func (a *askingPerson) Ask(_ context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (a *askingPerson) Ask(_ context.Context, q capability.Question) (capability.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, q)
@@ -37,15 +36,15 @@ func (a *askingPerson) Ask(_ context.Context, q hostfns.Question) (hostfns.Answe
 // reaches the guest, and no exercise holds an answer's value.
 func TestAskPipeline(t *testing.T) {
 	const question = `{"message": "Deploy to which region?", "schema": {"type": "object", "properties": {"region": {"type": "string", "enum": ["eu", "us"]}}, "required": ["region"]}}`
-	accept := hostfns.Answer{Action: "accept", Content: map[string]any{"region": "eu"}}
+	accept := capability.Answer{Action: "accept", Content: map[string]any{"region": "eu"}}
 	asks := "[capabilities]\nask_person = true\n"
 	tests := []struct {
 		name      string
 		toml      string
 		user      userGrants
 		policy    string
-		answer    *hostfns.Answer // nil: the only approver cannot ask
-		want      string          // the answer's action
+		answer    *capability.Answer // nil: the only approver cannot ask
+		want      string             // the answer's action
 		wantAsked int
 	}{
 		{"granted", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "", &accept, "accept", 1},
@@ -57,7 +56,7 @@ func TestAskPipeline(t *testing.T) {
 		{"policy pre-approves", asks, nil, "[[preapprove]]\npack = \"asker\"\ngrants = [\"ask_person\"]\n", &accept, "accept", 1},
 		{"no approver can ask", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "", nil, "decline", 0},
 		{"answer off the schema", asks, userGrants{{Capability: capability.AskPerson, Scope: capability.ScopePersistent}}, "",
-			&hostfns.Answer{Action: "accept", Content: map[string]any{"region": "mars"}}, "cancel", 1},
+			&capability.Answer{Action: "accept", Content: map[string]any{"region": "mars"}}, "cancel", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -205,10 +205,44 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 	return o, nil
 }
 
-// call is the pipeline proper; Call wraps it with the audit record.
+// call is the pipeline proper; Call wraps it with the audit record. It
+// reads as the steps of the Pipeline's doc comment.
 func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
-	// Validate once. Arguments that are not JSON are recorded as a JSON
-	// string, whoever refuses the call.
+	tool, err := validate(req, args, rec)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	pending, preview, once, err := p.pending(ctx, req, tool, args, o.Invocation, rec.Tool)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	ap, err := p.decide(ctx, req, pending)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	o.Approval = ap
+	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
+	g, err := p.take(ctx, req, tool, ap, preview, once)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	ctx, sec, err := p.callContext(ctx, req, g)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	out, res, err := p.run(ctx, req, tool, args, ap, g, o)
+	out, res, err = mask(sec, out, res, err)
+	if err == nil && tool != nil {
+		o.Content, err = checkResult(req.Pack.Name, tool, out)
+	}
+	return out, res, err
+}
+
+// validate is the first step: it checks the request and, once, the
+// arguments against the tool's input schema, and names the call's tool in
+// rec. It returns the pack's tool, nil for a Builtin. Arguments that are
+// not JSON are recorded as a JSON string, whoever refuses the call.
+func validate(req Request, args json.RawMessage, rec *capability.CallRecord) (*packs.Tool, error) {
 	valid := json.Valid(args)
 	if !valid {
 		quoted, _ := json.Marshal(string(args))
@@ -218,68 +252,59 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		if req.Builtin != nil {
 			rec.Tool = req.Builtin.Name
 		}
-		return nil, Result{}, req.Invalid
+		return nil, req.Invalid
 	}
 	if !valid {
-		return nil, Result{}, fmt.Errorf("%w: the arguments are not valid JSON: %s", packs.ErrInvalidInput, jsonSyntaxWhere(args))
+		return nil, fmt.Errorf("%w: the arguments are not valid JSON: %s", packs.ErrInvalidInput, jsonSyntaxWhere(args))
 	}
 	var tool *packs.Tool
 	switch {
 	case (req.Tool == "") == (req.Builtin == nil):
-		return nil, Result{}, errors.New("runtime: a request names a pack's tool or a builtin, exactly one")
+		return nil, errors.New("runtime: a request names a pack's tool or a builtin, exactly one")
 	case req.Builtin != nil:
 		rec.Tool = req.Builtin.Name
 		if req.Builtin.Granted && req.Pack == nil {
-			return nil, Result{}, fmt.Errorf("runtime: builtin %s runs under a pack's grant, and the request names no pack", req.Builtin.Name)
+			return nil, fmt.Errorf("runtime: builtin %s runs under a pack's grant, and the request names no pack", req.Builtin.Name)
 		}
 	default:
 		rec.Tool = req.Tool
 		if req.Pack == nil {
-			return nil, Result{}, errors.New("runtime: a tool call without its pack")
+			return nil, errors.New("runtime: a tool call without its pack")
 		}
 		t, ok := req.Pack.Tool(req.Tool)
 		if !ok {
-			return nil, Result{}, fmt.Errorf("%w: pack %s has no tool %q", packs.ErrInvalidInput, req.Pack.Name, req.Tool)
+			return nil, fmt.Errorf("%w: pack %s has no tool %q", packs.ErrInvalidInput, req.Pack.Name, req.Tool)
 		}
 		tool = t
 		if err := t.ValidateInput(args); err != nil {
-			return nil, Result{}, err
+			return nil, err
 		}
 	}
 	if req.Pack != nil && req.Ref.Name != req.Pack.Name {
-		return nil, Result{}, fmt.Errorf("runtime: the request's pack reference %q is not pack %s", req.Ref.Name, req.Pack.Name)
+		return nil, fmt.Errorf("runtime: the request's pack reference %q is not pack %s", req.Ref.Name, req.Pack.Name)
 	}
+	return tool, nil
+}
 
-	// The grant the call would run with, shown to the approver and bound
-	// by the approval.
-	granted := tool != nil || req.Builtin.Granted
-	var (
-		preview capability.Grant
-		once    bool // the person's grants hold a once grant, for the call to spend
-	)
-	if granted {
-		g, o, err := p.grant(ctx, req, false)
-		if err != nil {
-			return nil, Result{}, err
+// pending builds what the gate decides: the call, and the grant it would
+// run with (preview, shown to the approver and bound by the approval; zero
+// for a Builtin that runs under no grant). once says whether the person's
+// grants hold a once grant for the call to spend. A Builtin's Check that
+// finds a denial is recorded and refuses the call before anyone is asked.
+func (p *Pipeline) pending(ctx context.Context, req Request, tool *packs.Tool, args json.RawMessage, id, name string) (pending capability.Pending, preview capability.Grant, once bool, err error) {
+	if tool != nil || req.Builtin.Granted {
+		if preview, once, err = p.grant(ctx, req, false); err != nil {
+			return capability.Pending{}, capability.Grant{}, false, err
 		}
-		preview, once = g, o
 	}
-	pending := capability.Pending{
-		Invocation: o.Invocation, Chat: req.Chat, Pack: req.Ref.Name, Tool: rec.Tool, BaseTool: req.Builtin != nil,
+	pending = capability.Pending{
+		Invocation: id, Chat: req.Chat, Pack: req.Ref.Name, Tool: name, BaseTool: req.Builtin != nil,
 		Arguments: args, Grant: preview, Integrity: req.Ref.Digest, RiskLevel: req.RiskLevel,
 	}
 	if req.Builtin != nil {
 		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches
-		if req.Builtin.Check != nil {
-			for _, d := range req.Builtin.Check(preview) {
-				if d.Allowed() {
-					continue
-				}
-				if err := p.cfg.Audit.RecordExercise(d.Record(req.Ref.Name, req.Builtin.Name, o.Invocation)); err != nil {
-					return nil, Result{}, fmt.Errorf("runtime: audit: %w", err)
-				}
-				return nil, Result{}, d.Err()
-			}
+		if err := p.checkBuiltin(req, preview, id); err != nil {
+			return capability.Pending{}, capability.Grant{}, false, err
 		}
 	} else {
 		pending.Capabilities, pending.Touches = preview.Names(), touches(req.Pack.Request(), preview)
@@ -293,62 +318,85 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 		}
 		pending.Touches = append(pending.Touches, hostfns.Confinement(preview, root, req.Workspace))
 	}
+	return pending, preview, once, nil
+}
 
-	// The gate decides.
+// checkBuiltin runs a Builtin's Check under the grant it would run with:
+// the first denial is recorded and refuses the call.
+func (p *Pipeline) checkBuiltin(req Request, preview capability.Grant, id string) error {
+	if req.Builtin.Check == nil {
+		return nil
+	}
+	for _, d := range req.Builtin.Check(preview) {
+		if d.Allowed() {
+			continue
+		}
+		if err := p.cfg.Audit.RecordExercise(d.Record(req.Ref.Name, req.Builtin.Name, id)); err != nil {
+			return fmt.Errorf("runtime: audit: %w", err)
+		}
+		return d.Err()
+	}
+	return nil
+}
+
+// decide is the gate: the policy first, then the chat's memory (when the
+// request has one), then the request's approvers.
+func (p *Pipeline) decide(ctx context.Context, req Request, pending capability.Pending) (capability.Approval, error) {
 	gate := capability.NewGate(append([]capability.Approver{p.cfg.Policy.Approver()}, req.Approvers...)...)
 	if req.Memory != nil {
 		gate = gate.WithMemory(req.Memory)
 	}
-	ap, err := gate.Decide(ctx, pending)
-	if err != nil {
-		return nil, Result{}, err
-	}
-	o.Approval = ap
-	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
+	return gate.Decide(ctx, pending)
+}
 
-	// Take the grant: the approved call spends the person's "once" grants.
-	// It must be the grant the person was shown, so one they changed while
-	// they were asked refuses the call. When there is nothing to spend and
-	// nobody was asked (the policy or the chat's memory approved, at once),
-	// the grant just read is the call's: reading it again could only see
-	// what a change a moment later would, and that is the next call's.
-	g := preview
-	if granted && (once || !p.decidedAtOnce(ap, req)) {
-		if g, _, err = p.grant(ctx, req, true); err != nil {
-			return nil, Result{}, err
-		}
+// take takes the grant the approved call runs with: it spends the person's
+// "once" grants. It must be the grant the person was shown, so one they
+// changed while they were asked refuses the call. When there is nothing to
+// spend and nobody was asked (the policy or the chat's memory approved, at
+// once), the grant just read is the call's: reading it again could only
+// see what a change a moment later would, and that is the next call's.
+func (p *Pipeline) take(ctx context.Context, req Request, tool *packs.Tool, ap capability.Approval, preview capability.Grant, once bool) (capability.Grant, error) {
+	granted := tool != nil || req.Builtin.Granted
+	if !granted || (!once && p.decidedAtOnce(ap, req)) {
+		return preview, nil
 	}
+	g, _, err := p.grant(ctx, req, true)
+	return g, err
+}
 
+// callContext is the context the call runs in: packs' own listeners out of
+// reach, the first approver that can ask (ask_person) to put the guest's
+// questions to the person (with none, they are declined), and the values
+// of the granted secrets only, for the host functions to inject. Every
+// output is masked of sec (secrets.go).
+func (p *Pipeline) callContext(ctx context.Context, req Request, g capability.Grant) (context.Context, *hostfns.Secrets, error) {
 	if p.cfg.Reserved != nil {
 		ctx = hostfns.WithReserved(ctx, p.cfg.Reserved()...)
 	}
-	// A guest's questions go to the person through the first approver
-	// that can ask (ask_person); with none, they are declined.
 	for _, a := range req.Approvers {
-		if as, ok := a.(hostfns.Asker); ok {
-			ctx = hostfns.WithAsker(ctx, as)
+		if as, ok := a.(capability.Asker); ok {
+			ctx = capability.WithAsker(ctx, as)
 			break
 		}
 	}
-	// The values of the granted secrets only, for the host functions to
-	// inject; every output is masked of them (secrets.go).
 	sec, err := p.secrets(g)
 	if err != nil {
-		return nil, Result{}, err
+		return ctx, nil, err
 	}
-	ctx = hostfns.WithSecrets(ctx, sec)
+	return hostfns.WithSecrets(ctx, sec), sec, nil
+}
+
+// run invokes the approved call (a pack's tool, or a Builtin) and records
+// what it wrote in the workspace as the call's artifacts, when the request
+// observes them. Integrity and the approval's binding are checked by
+// invoke (and builtin), on what is about to run.
+func (p *Pipeline) run(ctx context.Context, req Request, tool *packs.Tool, args json.RawMessage, ap capability.Approval, g capability.Grant, o *Outcome) (out json.RawMessage, res Result, err error) {
 	var done func(Writes) []capability.Artifact
 	wrote := &writeLog{Recorder: p.cfg.Audit, workspace: workspaceRoots(req.Workspace), w: Writes{any: tool == nil}}
 	if req.Observe != nil {
 		done = req.Observe()
 	}
-	var (
-		out json.RawMessage
-		res Result
-	)
 	if tool != nil {
-		// Integrity and the approval's binding are checked by invoke, on the
-		// bytes it is about to compile.
 		res, err = p.rt.invoke(ctx, Invocation{
 			Pack: req.Pack, Tool: tool, Input: args, Grant: g, Approval: ap, ID: o.Invocation,
 			Integrity: req.Ref.Digest, Workspace: req.Workspace, Recorder: wrote,
@@ -359,10 +407,6 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	}
 	if done != nil {
 		o.Artifacts = done(wrote.writes())
-	}
-	out, res, err = mask(sec, out, res, err)
-	if err == nil && tool != nil {
-		o.Content, err = checkResult(req.Pack.Name, tool, out)
 	}
 	return out, res, err
 }
@@ -446,25 +490,6 @@ func touches(req capability.Request, g capability.Grant) []string {
 		}
 	}
 	return out
-}
-
-// StatusOf is how a call that ended with err is named: by the audit log,
-// by packs run's exit status, by every front end. It is the one place that
-// maps errors to outcomes.
-func StatusOf(err error) capability.Status {
-	switch {
-	case err == nil:
-		return capability.StatusOK
-	case errors.Is(err, capability.ErrDenied), errors.Is(err, packs.ErrModified):
-		return capability.StatusDenied
-	case errors.Is(err, packs.ErrInvalidInput), errors.Is(err, ErrInputLimit):
-		return capability.StatusInvalidInput
-	case errors.Is(err, ErrTimeout), errors.Is(err, ErrMemoryLimit), errors.Is(err, ErrOutputLimit):
-		return capability.StatusLimit
-	case errors.Is(err, ErrToolFailed), errors.Is(err, ErrTrap):
-		return capability.StatusToolError
-	}
-	return capability.StatusError
 }
 
 // newInvocationID returns a fresh id for one call.

@@ -1,17 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
 // approveBy is who decided, as the audit log records it: the approver is
@@ -62,26 +62,8 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 				db = a.DB
 			}
 			if len(args) == 0 {
-				var calls []store.QueuedCall
-				if db != nil {
-					if calls, err = db.WaitingCalls(ctx, time.Now()); err != nil {
-						return err
-					}
-				}
-				if asJSON {
-					if calls == nil {
-						calls = []store.QueuedCall{}
-					}
-					return json.NewEncoder(c.stdout).Encode(calls)
-				}
-				if len(calls) == 0 {
-					fmt.Fprintln(c.stderr, "packs: no calls are waiting for approval")
-					return nil
-				}
-				writeQueued(c, calls, time.Now())
-				return nil
+				return c.listQueued(ctx, db, asJSON)
 			}
-			id := args[0]
 			verdict := store.VerdictRunOnce
 			switch {
 			case deny:
@@ -89,33 +71,7 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 			case session:
 				verdict = store.VerdictAllowChat
 			}
-			q, err := store.QueuedCall{}, fmt.Errorf("%w: %s", store.ErrQueuedNotFound, id)
-			if db != nil {
-				q, err = db.Queued(ctx, id)
-			}
-			if err == nil {
-				err = db.DecideQueued(ctx, id, verdict, approveBy, time.Now())
-			}
-			switch {
-			case errors.Is(err, store.ErrQueuedNotFound):
-				return fmt.Errorf("approve: no call %s is waiting: packs approve lists the waiting calls", id)
-			case errors.Is(err, store.ErrQueuedExpired):
-				return fmt.Errorf("approve: call %s no longer waits (it timed out, or its client went away): the model may make it again", id)
-			case errors.Is(err, store.ErrQueuedDecided):
-				return fmt.Errorf("approve: call %s was already decided", id)
-			case err != nil:
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(c.stdout).Encode(approveResult{ID: id, Class: q.Class, Client: q.Client, Verdict: verdict, DecidedBy: approveBy})
-			}
-			what := map[string]string{
-				store.VerdictRunOnce:   "approved",
-				store.VerdictAllowChat: "approved, with calls of its class for the rest of the session,",
-				store.VerdictDeny:      "denied",
-			}[verdict]
-			fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, oneLine(id, 80), oneLine(q.Class, 200), oneLine(q.Client, 80))
-			return nil
+			return c.decideQueued(ctx, db, args[0], verdict, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -125,6 +81,60 @@ same queue. --json prints the list, or the decision, as one JSON value.`,
 	return cmd
 }
 
+// listQueued prints the calls waiting in db (nil: none ever waited).
+func (c *cli) listQueued(ctx context.Context, db *store.DB, asJSON bool) error {
+	var calls []store.QueuedCall
+	if db != nil {
+		var err error
+		if calls, err = db.WaitingCalls(ctx, time.Now()); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		if calls == nil {
+			calls = []store.QueuedCall{}
+		}
+		return json.NewEncoder(c.stdout).Encode(calls)
+	}
+	if len(calls) == 0 {
+		fmt.Fprintln(c.stderr, "packs: no calls are waiting for approval")
+		return nil
+	}
+	writeQueued(c, calls, time.Now())
+	return nil
+}
+
+// decideQueued gives the waiting call id the person's verdict.
+func (c *cli) decideQueued(ctx context.Context, db *store.DB, id, verdict string, asJSON bool) error {
+	q, err := store.QueuedCall{}, fmt.Errorf("%w: %s", store.ErrQueuedNotFound, id)
+	if db != nil {
+		q, err = db.Queued(ctx, id)
+	}
+	if err == nil {
+		err = db.DecideQueued(ctx, id, verdict, approveBy, time.Now())
+	}
+	switch {
+	case errors.Is(err, store.ErrQueuedNotFound):
+		return fmt.Errorf("approve: no call %s is waiting: packs approve lists the waiting calls", id)
+	case errors.Is(err, store.ErrQueuedExpired):
+		return fmt.Errorf("approve: call %s no longer waits (it timed out, or its client went away): the model may make it again", id)
+	case errors.Is(err, store.ErrQueuedDecided):
+		return fmt.Errorf("approve: call %s was already decided", id)
+	case err != nil:
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(c.stdout).Encode(approveResult{ID: id, Class: q.Class, Client: q.Client, Verdict: verdict, DecidedBy: approveBy})
+	}
+	what := map[string]string{
+		store.VerdictRunOnce:   "approved",
+		store.VerdictAllowChat: "approved, with calls of its class for the rest of the session,",
+		store.VerdictDeny:      "denied",
+	}[verdict]
+	fmt.Fprintf(c.stdout, "%s %s (%s from %s)\n", what, termtext.OneLine(id, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80))
+	return nil
+}
+
 // writeQueued prints the waiting calls for a person: what each would run
 // and touch.
 func writeQueued(c *cli, calls []store.QueuedCall, now time.Time) {
@@ -132,33 +142,14 @@ func writeQueued(c *cli, calls []store.QueuedCall, now time.Time) {
 		if i > 0 {
 			fmt.Fprintln(c.stdout)
 		}
-		fmt.Fprintf(c.stdout, "%s  %s  from %s, waits %s more\n", oneLine(q.ID, 80), oneLine(q.Class, 200), oneLine(q.Client, 80), q.Expires.Sub(now).Round(time.Second))
-		fmt.Fprintf(c.stdout, "  arguments:    %s\n", oneLine(string(q.Arguments), 200))
+		fmt.Fprintf(c.stdout, "%s  %s  from %s, waits %s more\n", termtext.OneLine(q.ID, 80), termtext.OneLine(q.Class, 200), termtext.OneLine(q.Client, 80), q.Expires.Sub(now).Round(time.Second))
+		fmt.Fprintf(c.stdout, "  arguments:    %s\n", termtext.OneLine(string(q.Arguments), 200))
 		if len(q.Capabilities) > 0 {
 			fmt.Fprintf(c.stdout, "  capabilities: %s\n", strings.Join(q.Capabilities, ", "))
 		}
 		if len(q.Touches) > 0 {
-			fmt.Fprintf(c.stdout, "  touches:      %s\n", oneLine(strings.Join(q.Touches, ", "), 200))
+			fmt.Fprintf(c.stdout, "  touches:      %s\n", termtext.OneLine(strings.Join(q.Touches, ", "), 200))
 		}
 	}
 	fmt.Fprintf(c.stdout, "\npacks approve ID runs a call (--session: and its class for the session; --deny refuses it)\n")
-}
-
-// oneLine shows s on one line, without control characters (a pack or a
-// client could hide terminal escapes in what it names), cut to about n
-// bytes on a rune boundary.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)), " ")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

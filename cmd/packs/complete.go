@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
 // packArgCommands take an installed pack's name as their first argument;
@@ -57,7 +58,7 @@ func (c *cli) completePackArgs(cmd *cobra.Command, args []string, prefix string)
 	for _, ip := range list {
 		if len(args) == 0 {
 			if strings.HasPrefix(ip.Entry.Name, prefix) {
-				out = append(out, cobra.CompletionWithDesc(ip.Entry.Name, oneLine(ip.Summary.Description, 80)))
+				out = append(out, cobra.CompletionWithDesc(ip.Entry.Name, termtext.OneLine(ip.Summary.Description, 80)))
 			}
 			continue
 		}

@@ -336,7 +336,7 @@ func TestRunAsksAtTerminal(t *testing.T) {
 		return code, errb.String()
 	}
 	code, stderr := runAt("n\n")
-	if code != exitDenied || !strings.Contains(stderr, "── tool call: weather__forecast") || !strings.Contains(stderr, "may use:   network, env_read") {
+	if code != exitDenied || !strings.Contains(stderr, "+-- tool call: weather__forecast") || !strings.Contains(stderr, "capabilities: network, env_read") {
 		t.Fatalf("answer n: exit %d\n%s", code, stderr)
 	}
 	code, stderr = runAt("y\n")
@@ -382,13 +382,13 @@ func TestRunUsesStoredGrants(t *testing.T) {
 		var out, errb strings.Builder
 		c := &cli{stdin: bufio.NewReader(strings.NewReader(answer)), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, interactive: true}
 		c.run(context.Background(), []string{"--home", home, "run", "weather", "forecast", "--input", `{"place":"Oslo"}`})
-		m := regexp.MustCompile(`may use:\s+(.*)`).FindStringSubmatch(errb.String())
+		m := regexp.MustCompile(`capabilities:\s+(.*)`).FindStringSubmatch(errb.String())
 		if m == nil {
 			t.Fatalf("no card:\n%s", errb.String())
 		}
 		return m[1]
 	}
-	if got := mayUse("n\n"); !strings.HasPrefix(got, "nothing") {
+	if got := mayUse("n\n"); got != "none" {
 		t.Errorf("before any grant: may use %q", got)
 	}
 	withHome(t, home, "grant", "weather", "network=once").mustCode(t, 0)
@@ -398,7 +398,7 @@ func TestRunUsesStoredGrants(t *testing.T) {
 	if got := mayUse("y\n"); got != "network" {
 		t.Errorf("once grant, call approved: may use %q", got)
 	}
-	if got := mayUse("n\n"); !strings.HasPrefix(got, "nothing") {
+	if got := mayUse("n\n"); got != "none" {
 		t.Errorf("the once grant served a second call: may use %q", got)
 	}
 	withHome(t, home, "grant", "weather", "network", "env_read").mustCode(t, 0)

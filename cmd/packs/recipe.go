@@ -204,24 +204,11 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	if err != nil {
 		return err
 	}
-	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content})
 	if err != nil {
 		return err
 	}
-	log, err := a.OpenAudit(ctx)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log, Content: content})
-	if err != nil {
-		return err
-	}
-	defer rt.Close(context.WithoutCancel(ctx))
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
-	if err != nil {
-		return err
-	}
+	defer release()
 	r := &recipe.Runner{Pipeline: pl, Pack: p, Ref: ref, Workspace: ws, Client: "cli", OnCall: func(call recipe.Call) { printCall(c.stderr, call) }}
 	if yes {
 		r.Blanket = []capability.Approver{cliApprover{}}
@@ -245,7 +232,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	}
 	code := exitFailure
 	if res.Err != nil && !errors.Is(res.Err, packs.ErrExpectation) {
-		code = exitCodeOf(runtime.StatusOf(res.Err))
+		code = runtime.EndingOf(res.Err).ExitCode
 	}
 	why := res.Error
 	if errors.Is(res.Err, capability.ErrNoApprover) && !yes {

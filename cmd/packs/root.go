@@ -21,15 +21,16 @@ import (
 	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/packs"
+	"github.com/packs-run/packs/runtime"
 )
 
 // Exit codes shared by every command (DESIGN.md, "Fixed CLI contract").
 // Commands with more outcomes (packs run: 3 denied, 4 invalid input, 5
 // limit) return their own through exitWith.
 const (
-	exitOK      = 0
-	exitFailure = 1 // the command ran and failed, or found errors
-	exitUsage   = 2 // the command line is wrong
+	exitOK      = runtime.ExitOK
+	exitFailure = runtime.ExitFailure // the command ran and failed, or found errors
+	exitUsage   = 2                   // the command line is wrong
 )
 
 // commands is the one place where subcommands are registered: add a line

@@ -22,11 +22,11 @@ import (
 )
 
 // Exit codes of packs run beyond exitOK and exitFailure (DESIGN.md, "Fixed
-// CLI contract").
+// CLI contract"): runtime's table of endings owns them.
 const (
-	exitDenied  = 3 // the gate, a capability or the policy said no
-	exitInvalid = 4 // the arguments do not fit the tool's input schema
-	exitLimit   = 5 // the call hit its time, memory or output limit
+	exitDenied  = runtime.ExitDenied  // the gate, a capability or the policy said no
+	exitInvalid = runtime.ExitInvalid // the arguments do not fit the tool's input schema
+	exitLimit   = runtime.ExitLimit   // the call hit its time, memory or output limit
 )
 
 // maxInputRead bounds what --input - reads from stdin; the grant's
@@ -163,24 +163,11 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
-	pol, err := capability.FindPolicy(a.PolicyPath, c.getenv)
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content})
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
-	log, err := a.OpenAudit(ctx)
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
-	defer log.Close()
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, PoolSize: -1, Recorder: log, Content: content})
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
-	defer rt.Close(context.WithoutCancel(ctx))
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, c.getenv, nil)
-	if err != nil {
-		return runtime.Outcome{}, err
-	}
+	defer release()
 	var approvers []capability.Approver
 	if req.yes {
 		approvers = append(approvers, cliApprover{})
@@ -203,7 +190,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 		case errors.Is(err, packs.ErrModified):
 			err = fmt.Errorf("refusing to run: %w", err)
 		}
-		return runtime.Outcome{}, exitWith(exitCodeOf(o.Status), fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
+		return runtime.Outcome{}, exitWith(runtime.EndingOf(o.Err).ExitCode, fmt.Errorf("run: %s__%s: %w", p.Name, t.Name, err))
 	}
 	return o, nil
 }
@@ -290,21 +277,6 @@ func runWorkspace(a *app.App, flag string) (string, error) {
 		return "", usageError("run: --workspace %s is not a folder: create it first", flag)
 	}
 	return ws, nil
-}
-
-// exitCodeOf maps how a call ended to the exit status of packs run.
-func exitCodeOf(st capability.Status) int {
-	switch st {
-	case capability.StatusOK:
-		return exitOK
-	case capability.StatusDenied:
-		return exitDenied
-	case capability.StatusInvalidInput:
-		return exitInvalid
-	case capability.StatusLimit:
-		return exitLimit
-	}
-	return exitFailure
 }
 
 // cliApprover is the person at the command line saying yes (--yes) to the

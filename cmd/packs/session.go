@@ -8,7 +8,6 @@ import (
 
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
-	"github.com/packs-run/packs/runtime"
 )
 
 // openSession opens the application and builds what a chat session needs,
@@ -32,32 +31,18 @@ func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), err
 }
 
 // sessionDeps builds the components a chat session needs from the open
-// application: the runtime, the audit log, and the policy the App loaded.
-// The returned func closes what it opened.
+// application: its pipeline (app.OpenPipeline), over the policy the App
+// loaded. The returned func closes what it opened.
 func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
-	log, err := a.OpenAudit(ctx)
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{Own: &c.own})
 	if err != nil {
-		return chat.Deps{}, nil, err
-	}
-	rt, err := runtime.New(ctx, runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, Recorder: log})
-	if err != nil {
-		log.Close()
-		return chat.Deps{}, nil, err
-	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, a.Policy, log, c.getenv, &c.own)
-	if err != nil {
-		rt.Close(context.WithoutCancel(ctx))
-		log.Close()
 		return chat.Deps{}, nil, err
 	}
 	deps := chat.Deps{
 		Store: a.DB, Catalog: chat.HomeCatalog{Home: a.Home, DB: a.DB}, Pipeline: pl,
 		Workspaces: a.Home.WorkspacesDir(), Logger: a.Logger,
 	}
-	return deps, func() {
-		rt.Close(context.WithoutCancel(ctx))
-		log.Close()
-	}, nil
+	return deps, release, nil
 }
 
 // readToken reads the token an HTTP server requires (packs mcp --http,

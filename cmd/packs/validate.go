@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
@@ -56,51 +55,16 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 				}
 			}()
 			for _, p := range args {
-				pk, err := packs.Load(p, packs.LoadOptions{})
-				var fs []packs.Finding
-				var le *packs.LoadError
-				switch {
-				case errors.As(err, &le):
-					fs = le.Findings
-				case err != nil:
+				fs, err := c.validateOne(ctx, p, &rt)
+				if err != nil {
 					return err
-				default:
-					fs = pk.Findings
-				}
-				if err == nil {
-					h, herr := c.host(c.validateHome())
-					if herr != nil {
-						return herr
-					}
-					fs = append(fs, packs.CheckHost(pk, h)...)
-				}
-				fs = append(fs, packs.CheckShipped(p, pk, fs)...)
-				if err == nil && hasWasm(pk) {
-					if rt == nil {
-						if rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
-							return err
-						}
-					}
-					fs = append(fs, rt.Check(ctx, pk)...)
 				}
 				all = append(all, fs...)
-				errs, warns := count(fs)
-				if errs > 0 {
+				if errs, _ := count(fs); errs > 0 {
 					failed++
 				}
-				if asJSON {
-					continue
-				}
-				for _, f := range fs {
-					fmt.Fprintln(c.stdout, f.String())
-				}
-				switch {
-				case errs > 0:
-					fmt.Fprintf(c.stderr, "%s: %s, %s\n", p, plural(errs, "error"), plural(warns, "warning"))
-				case warns > 0:
-					fmt.Fprintf(c.stderr, "%s: ok, %s\n", p, plural(warns, "warning"))
-				default:
-					fmt.Fprintf(c.stderr, "%s: ok\n", p)
+				if !asJSON {
+					c.printFindings(p, fs)
 				}
 			}
 			if asJSON {
@@ -118,6 +82,55 @@ Exit status: 0 when no pack has errors, 1 when any has, 2 on usage errors
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as one JSON array")
 	return cmd
+}
+
+// validateOne finds what is wrong with the pack folder p: its own
+// findings, what this machine lacks for it (a warning here; the installer
+// makes it an error), what it would ship, and its wasm modules checked on
+// *rt (started on first use; the caller closes it).
+func (c *cli) validateOne(ctx context.Context, p string, rt **runtime.Runtime) ([]packs.Finding, error) {
+	pk, err := packs.Load(p, packs.LoadOptions{})
+	var fs []packs.Finding
+	var le *packs.LoadError
+	switch {
+	case errors.As(err, &le):
+		fs = le.Findings
+	case err != nil:
+		return nil, err
+	default:
+		fs = pk.Findings
+		h, err := app.Host(c.validateHome(), c.getenv("PATH"), false)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, packs.CheckHost(pk, h)...)
+	}
+	fs = append(fs, packs.CheckShipped(p, pk, fs)...)
+	if le == nil && hasWasm(pk) {
+		if *rt == nil {
+			if *rt, err = runtime.New(ctx, runtime.Config{CacheDir: c.validateCache(), PoolSize: -1}); err != nil {
+				return nil, err
+			}
+		}
+		fs = append(fs, (*rt).Check(ctx, pk)...)
+	}
+	return fs, nil
+}
+
+// printFindings prints p's findings on stdout, one a line, and its summary
+// on stderr.
+func (c *cli) printFindings(p string, fs []packs.Finding) {
+	for _, f := range fs {
+		fmt.Fprintln(c.stdout, f.String())
+	}
+	switch errs, warns := count(fs); {
+	case errs > 0:
+		fmt.Fprintf(c.stderr, "%s: %s, %s\n", p, plural(errs, "error"), plural(warns, "warning"))
+	case warns > 0:
+		fmt.Fprintf(c.stderr, "%s: ok, %s\n", p, plural(warns, "warning"))
+	default:
+		fmt.Fprintf(c.stderr, "%s: ok\n", p)
+	}
 }
 
 // hasWasm reports whether any of p's tools is a wasm module.
@@ -151,24 +164,6 @@ func (c *cli) validateHome() string {
 		return ""
 	}
 	return home
-}
-
-// host describes this machine and the packs installed in home ("" for
-// none) for packs.CheckHost at validate, where an unmet requirement is a
-// warning (the installer, app.App.Install, makes it an error). Native
-// commands run on hostfns.SafePath, so that is where a tool the pack runs
-// is looked for; the person's PATH for the others.
-func (c *cli) host(home string) (packs.Host, error) {
-	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: c.getenv("PATH")}
-	if home == "" {
-		return h, nil
-	}
-	installed, err := dist.InstalledIn(home)
-	if err != nil {
-		return h, err
-	}
-	h.Installed = installed
-	return h, nil
 }
 
 // count returns the number of errors and warnings.

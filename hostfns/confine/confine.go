@@ -10,7 +10,9 @@
 // init recognises that run before anything else of the program starts,
 // confines its main thread, starts the command from it (the command
 // inherits the thread's confinement), forwards the proxy port when the
-// call has network, waits and exits with the command's status. Any program
+// call has network, waits, kills and reaps what the command left (in
+// namespaces of its own), reports the command's status on its status pipe
+// and exits with it; the call ends at the report. Any program
 // that links this package can therefore confine; nothing else needs to be
 // installed.
 //

@@ -1,14 +1,17 @@
 package confine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -75,15 +78,18 @@ func namespaced() *syscall.SysProcAttr {
 }
 
 // Cmd is a confined command: its supervisor, started ahead or not yet.
-// Set Stdin, Stdout and Stderr here (and WaitDelay on the exec.Cmd), Start
-// it here, then Wait on the exec.Cmd.
+// Set Stdin, Stdout and Stderr here, Start it here, then wait for
+// Exited and Finish (the fast way, hostfns.Exec's) or Wait.
 type Cmd struct {
 	*exec.Cmd
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 
-	sup  *super
-	wire string
+	sup    *super
+	wire   string
+	copied sync.WaitGroup // the copies of stdout and stderr
+	exited chan struct{}  // closed once the status pipe ended: report (or not) in
+	status int            // what the supervisor reported (-1: none)
 }
 
 // Command prepares spec to run confined. It refuses with ErrUnavailable
@@ -118,7 +124,7 @@ func Command(spec Spec) (*Cmd, error) {
 // Start hands the command to its supervisor (starting the supervisor
 // first when none was ready) and waits until the command runs inside its
 // confinement. A confinement that could not be built is ErrSetup (the
-// command never ran); the caller still Waits, on c.
+// command never ran, and its supervisor is reaped in the background).
 func (c *Cmd) Start() error {
 	s := c.sup
 	if !s.started {
@@ -127,7 +133,31 @@ func (c *Cmd) Start() error {
 			return err
 		}
 	}
-	s.stdin.bind(c.Stdin)
+	c.bind()
+	_, werr := io.WriteString(s.wire, c.wire)
+	s.wire.Close()
+	var b [1]byte
+	_, rerr := io.ReadFull(s.status, b[:])
+	if rerr == nil && b[0] == supervisor.Started {
+		c.exited, c.status = make(chan struct{}), -1
+		go c.readStatus()
+		return nil
+	}
+	msg, _ := io.ReadAll(io.LimitReader(s.status, 4096))
+	s.status.Close()
+	go c.Wait()
+	switch {
+	case rerr == nil && b[0] == supervisor.Failed:
+		return fmt.Errorf("%w: %s", ErrSetup, msg)
+	case werr != nil:
+		return fmt.Errorf("%w: handing the command to its supervisor: %v", ErrSetup, werr)
+	}
+	return fmt.Errorf("%w: the supervisor ended before the command started (%v)", ErrSetup, rerr)
+}
+
+// bind connects the supervisor's standard streams to the call's.
+func (c *Cmd) bind() {
+	s := c.sup
 	stdout, stderr := c.Stdout, c.Stderr
 	if stdout != nil && stdout == stderr {
 		// One writer for both: os/exec would give it one pipe; the
@@ -135,19 +165,102 @@ func (c *Cmd) Start() error {
 		stdout = &lockedWriter{w: stdout}
 		stderr = stdout
 	}
-	s.stdout.bind(stdout)
-	s.stderr.bind(stderr)
-	_, werr := io.WriteString(s.wire, c.wire)
-	s.wire.Close()
-	msg, _ := io.ReadAll(io.LimitReader(s.status, 4096))
-	s.status.Close()
-	switch {
-	case len(msg) > 0:
-		return fmt.Errorf("%w: %s", ErrSetup, msg)
-	case werr != nil:
-		return fmt.Errorf("%w: handing the command to its supervisor: %v", ErrSetup, werr)
+	go func() {
+		if c.Stdin != nil {
+			_, _ = io.Copy(s.stdin, c.Stdin)
+		}
+		s.stdin.Close()
+	}()
+	for _, p := range []struct {
+		w io.Writer
+		r *os.File
+	}{{stdout, s.stdout}, {stderr, s.stderr}} {
+		if p.w == nil {
+			p.w = io.Discard
+		}
+		c.copied.Add(1)
+		go func() {
+			defer c.copied.Done()
+			_, _ = io.Copy(p.w, p.r)
+		}()
 	}
-	return nil
+}
+
+// readStatus reads the rest of the status pipe: the supervisor's report
+// of the command's end, or nothing when the supervisor was killed.
+func (c *Cmd) readStatus() {
+	defer close(c.exited)
+	defer c.sup.status.Close()
+	var msg []byte
+	buf := make([]byte, 32)
+	for len(msg) < 64 && !bytes.HasSuffix(msg, []byte{'\n'}) {
+		n, err := c.sup.status.Read(buf)
+		msg = append(msg, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	report, ok := bytes.CutSuffix(msg, []byte{'\n'})
+	if ok && len(report) > 1 && report[0] == supervisor.Exited {
+		if n, err := strconv.Atoi(string(report[1:])); err == nil {
+			c.status = n
+		}
+	}
+}
+
+// Exited is closed once the command is over: its supervisor reported its
+// status (in namespaces, every process of the command killed and reaped
+// first) or is gone itself.
+func (c *Cmd) Exited() <-chan struct{} { return c.exited }
+
+// Finish waits for Exited and for the command's output, delay at most
+// past Exited (a process that left the process group, without
+// namespaces, may hold the streams open). It returns the command's status
+// as its supervisor reported it (its exit status, or 128+n when signal n
+// killed it), and reaps the supervisor in the background: its exit, and
+// the teardown of its namespaces, are no part of the call. When the
+// supervisor reported nothing (it was killed), Finish reaps it and
+// returns -1; c.ProcessState then says how it ended.
+func (c *Cmd) Finish(delay time.Duration) (int, error) {
+	<-c.exited
+	c.drain(delay)
+	if c.status < 0 {
+		return -1, c.Cmd.Wait()
+	}
+	go c.Cmd.Wait()
+	return c.status, nil
+}
+
+// Wait waits for the supervisor to exit and for the command's output to
+// be copied. Its status is the command's.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	c.drain(0)
+	return err
+}
+
+// drain waits for the output's copies, then closes the parent's ends of
+// the command's streams (a copy of standard input still blocked on a
+// process that holds it and does not read ends there); delay > 0 bounds
+// the wait, after which what was not copied is lost.
+func (c *Cmd) drain(delay time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		c.copied.Wait()
+		close(done)
+	}()
+	if delay > 0 {
+		select {
+		case <-done:
+		case <-time.After(delay):
+		}
+	} else {
+		<-done
+	}
+	c.sup.stdin.Close()
+	c.sup.stdout.Close()
+	c.sup.stderr.Close()
+	<-done
 }
 
 // Release says the call is over (its command reaped): the next call's
@@ -156,38 +269,41 @@ func (c *Cmd) Start() error {
 func (c *Cmd) Release() { warm.refill(c.sup.namespaced) }
 
 // super is one supervisor process: started with its namespaces, waiting
-// for its Wire on a pipe. Its standard streams are bound to a call only
-// when the call takes it (late).
+// for its Wire on a pipe. Its standard streams are pipes of its own,
+// bound to a call's readers and writers only when the call takes it
+// (late).
 type super struct {
 	cmd                 *exec.Cmd
 	namespaced, started bool
 	status, wire        *os.File // the parent's ends: read the status, write the Wire
-	childStatus         *os.File // the supervisor's ends, closed here once it runs
-	childWire           *os.File
-	stdin               *lateReader
-	stdout, stderr      *lateWriter
+	stdin               *os.File // the parent's ends of the standard streams
+	stdout, stderr      *os.File
+	child               []*os.File // the supervisor's ends, closed here once it runs
 }
 
 func newSuper(inNamespaces bool) (*super, error) {
-	sr, sw, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	s := &super{namespaced: inNamespaces}
+	var ends [5][2]*os.File // read, write: status, wire, stdin, stdout, stderr
+	for i := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, e := range ends[:i] {
+				e[0].Close()
+				e[1].Close()
+			}
+			return nil, err
+		}
+		ends[i] = [2]*os.File{r, w}
 	}
-	wr, ww, err := os.Pipe()
-	if err != nil {
-		sr.Close()
-		sw.Close()
-		return nil, err
-	}
-	s := &super{namespaced: inNamespaces, status: sr, childStatus: sw, wire: ww, childWire: wr,
-		stdin: newLateReader(), stdout: newLateWriter(), stderr: newLateWriter()}
+	s.status, s.wire, s.stdin, s.stdout, s.stderr = ends[0][0], ends[1][1], ends[2][1], ends[3][0], ends[4][0]
+	s.child = []*os.File{ends[0][1], ends[1][0], ends[2][0], ends[3][1], ends[4][1]}
 	s.cmd = &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       []string{"packs-confine"},
 		Env:        []string{supervisor.Env + "=" + supervisor.Serve},
 		Dir:        "/",
-		ExtraFiles: []*os.File{sw, wr}, // supervisor.StatusFD, supervisor.WireFD
-		Stdin:      s.stdin, Stdout: s.stdout, Stderr: s.stderr,
+		ExtraFiles: s.child[:2], // supervisor.StatusFD, supervisor.WireFD
+		Stdin:      s.child[2], Stdout: s.child[3], Stderr: s.child[4],
 	}
 	if inNamespaces {
 		s.cmd.SysProcAttr = namespaced()
@@ -201,8 +317,9 @@ func newSuper(inNamespaces bool) (*super, error) {
 // its namespaces made, reading its Wire.
 func (s *super) start() error {
 	err := s.cmd.Start()
-	s.childStatus.Close()
-	s.childWire.Close()
+	for _, f := range s.child {
+		f.Close()
+	}
 	if err != nil {
 		return err
 	}
@@ -217,13 +334,15 @@ func (s *super) start() error {
 
 // close gives up on s: its supervisor reads the end of its Wire and exits.
 func (s *super) close() {
-	s.wire.Close()
-	s.status.Close()
+	for _, f := range []*os.File{s.wire, s.status, s.stdin, s.stdout, s.stderr} {
+		f.Close()
+	}
 	if s.started {
-		s.stdin.bind(nil)
-		s.stdout.bind(io.Discard)
-		s.stderr.bind(io.Discard)
 		go s.cmd.Wait()
+	} else {
+		for _, f := range s.child {
+			f.Close()
+		}
 	}
 }
 
@@ -305,28 +424,6 @@ func (p *pool) refill(namespaced bool) {
 	}()
 }
 
-// lateReader is a supervisor's standard input before a call binds it: os/
-// exec's copy waits in Read until then.
-type lateReader struct {
-	ready chan struct{}
-	r     io.Reader
-}
-
-func newLateReader() *lateReader { return &lateReader{ready: make(chan struct{})} }
-
-func (l *lateReader) bind(r io.Reader) {
-	l.r = r
-	close(l.ready)
-}
-
-func (l *lateReader) Read(p []byte) (int, error) {
-	<-l.ready
-	if l.r == nil {
-		return 0, io.EOF
-	}
-	return l.r.Read(p)
-}
-
 // lockedWriter serialises writes from two streams into one writer.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -336,28 +433,6 @@ type lockedWriter struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// lateWriter is a supervisor's standard output or error before a call
-// binds it; the supervisor writes nothing until it has its Wire.
-type lateWriter struct {
-	ready chan struct{}
-	w     io.Writer
-}
-
-func newLateWriter() *lateWriter { return &lateWriter{ready: make(chan struct{})} }
-
-func (l *lateWriter) bind(w io.Writer) {
-	if w == nil {
-		w = io.Discard
-	}
-	l.w = w
-	close(l.ready)
-}
-
-func (l *lateWriter) Write(p []byte) (int, error) {
-	<-l.ready
 	return l.w.Write(p)
 }
 
@@ -417,14 +492,31 @@ func toWire(spec Spec, namespaced bool, abi int) (supervisor.Wire, error) {
 			w.Rules = append(w.Rules, supervisor.Rule{Path: p, Access: r.access})
 		}
 	}
-	prog, err := filter(!namespaced, spec.Network == ProxyOnly)
+	prog, err := programs[[2]bool{!namespaced, spec.Network == ProxyOnly}]()
 	if err != nil {
 		return supervisor.Wire{}, err
 	}
-	for _, f := range prog {
-		w.Seccomp = append(w.Seccomp, supervisor.Filter{Code: f.Op, Jt: f.Jt, Jf: f.Jf, K: f.K})
-	}
+	w.Seccomp = prog
 	return w, nil
+}
+
+// programs are filter's seccomp programs by its arguments (noIP,
+// streamOnly), as the Wire carries them, each assembled once: 20 µs a call
+// otherwise. Wires share the slices; nothing writes to them.
+var programs = map[[2]bool]func() ([]supervisor.Filter, error){
+	{false, false}: assemble(false, false), {false, true}: assemble(false, true),
+	{true, false}: assemble(true, false), {true, true}: assemble(true, true),
+}
+
+func assemble(noIP, streamOnly bool) func() ([]supervisor.Filter, error) {
+	return sync.OnceValues(func() ([]supervisor.Filter, error) {
+		prog, err := filter(noIP, streamOnly)
+		out := make([]supervisor.Filter, 0, len(prog))
+		for _, f := range prog {
+			out = append(out, supervisor.Filter{Code: f.Op, Jt: f.Jt, Jf: f.Jf, K: f.K})
+		}
+		return out, err
+	})
 }
 
 // Landlock access rights, as the kernel defines them.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"time"
 )
 
 // Cmd is a confined command; on this system none can be made.
@@ -33,3 +34,9 @@ func (c *Cmd) Start() error { return c.Cmd.Start() }
 
 // Release is never reached: Command refuses.
 func (c *Cmd) Release() {}
+
+// Exited is never reached: Command refuses.
+func (c *Cmd) Exited() <-chan struct{} { return nil }
+
+// Finish is never reached: Command refuses.
+func (c *Cmd) Finish(time.Duration) (int, error) { return -1, c.Cmd.Wait() }

@@ -65,6 +65,14 @@ type App struct {
 	Removed   []func(ctx context.Context, name string) error
 }
 
+// getenv is Options.Getenv: os.Getenv when none was given.
+func (a *App) getenv() func(string) string {
+	if a.Getenv == nil {
+		return os.Getenv
+	}
+	return a.Getenv
+}
+
 // Open opens the state directory (creating it), recovers any install or
 // remove a crash interrupted, opens packs.db and brings its packs table in
 // line with packs.lock. Close releases what Open acquired, also after a

@@ -79,7 +79,7 @@ func newWorld(t *testing.T, policy string) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	pl, err := NewPipeline(rt, a.DB, a.Home, a.Policy, log, func(string) string { return "" }, nil)
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

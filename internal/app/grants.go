@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -96,20 +97,63 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 	return capability.FromLock(e.Capabilities), nil
 }
 
-// NewPipeline returns the pipeline every front end runs tools through:
-// rt runs them, the person's grants come from Grants over db and home, the
-// policy is pol (nil for none), and log audits every call. own, when set,
-// lists packs' own listening addresses, which no tool may connect to.
-func NewPipeline(rt *runtime.Runtime, db *store.DB, home *dist.Home, pol *capability.Policy, log capability.Auditor, getenv func(string) string, own *Listeners) (*runtime.Pipeline, error) {
+// NewPipeline returns the pipeline every front end runs tools through,
+// over what Open opened: rt runs the tools, the person's grants come from
+// Grants over a.DB and a.Home, the policy is the one Open loaded (never
+// read again), and log audits every call. own, when set, lists packs' own
+// listening addresses, which no tool may connect to. It is the one
+// constructor of a pipeline over a state directory.
+func (a *App) NewPipeline(rt *runtime.Runtime, log capability.Auditor, own *Listeners) (*runtime.Pipeline, error) {
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
-		Grants: Grants{DB: db, Home: home, LapseAfter: lapseAfter(pol)}, Policy: pol, Audit: log, Home: userHome, Getenv: getenv,
-		Secrets: secrets.Open(home.Dir()),
+		Grants: Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}, Policy: a.Policy, Audit: log, Home: userHome, Getenv: a.getenv(),
+		Secrets: secrets.Open(a.Home.Dir()),
 	}
 	if own != nil {
 		cfg.Reserved = own.All
 	}
 	return runtime.NewPipeline(rt, cfg)
+}
+
+// PipelineOptions shape the runtime under a pipeline OpenPipeline opens.
+type PipelineOptions struct {
+	// OneShot is for a command that makes one call (or one recipe's) and
+	// exits: no pool of instances is kept warm.
+	OneShot bool
+	// Content, when set, is the cache of the packs' verified content the
+	// command already read, so the runtime does not read it again.
+	Content *packs.ContentCache
+	// Own lists packs' own listening addresses (packs serve, packs mcp
+	// --http): no tool connects to them.
+	Own *Listeners
+}
+
+// OpenPipeline opens what a command needs to run tools: the audit log, a
+// runtime over the state directory's compile cache, and the pipeline
+// (NewPipeline). release closes them, runtime first.
+func (a *App) OpenPipeline(ctx context.Context, opt PipelineOptions) (pl *runtime.Pipeline, release func(), err error) {
+	log, err := a.OpenAudit(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := runtime.Config{CacheDir: a.Home.CacheDir(), Logger: a.Logger, Recorder: log, Content: opt.Content}
+	if opt.OneShot {
+		cfg.PoolSize = -1
+	}
+	rt, err := runtime.New(ctx, cfg)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	release = func() {
+		rt.Close(context.WithoutCancel(ctx))
+		log.Close()
+	}
+	if pl, err = a.NewPipeline(rt, log, opt.Own); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return pl, release, nil
 }
 
 // Listeners is the set of addresses packs' own servers listen on (packs

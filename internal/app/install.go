@@ -372,15 +372,22 @@ func (a *App) admit(st *dist.Staged, also ...packs.Installed) error {
 }
 
 // host describes this machine and the installed packs for packs.CheckHost
-// at install: native commands run on hostfns.SafePath, so a tool the pack
-// runs is looked for there; the person's PATH for the others.
+// at install, where an unmet requirement is an error.
 func (a *App) host() (packs.Host, error) {
-	getenv := a.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
+	return Host(a.Home.Dir(), a.getenv()("PATH"), true)
+}
+
+// Host describes this machine and the packs installed in home ("" for
+// none) for packs.CheckHost: native commands run on hostfns.SafePath, so a
+// tool a pack runs is looked for there; path (the person's PATH) for the
+// others. install makes an unmet requirement an error (the installer)
+// rather than a warning (packs validate).
+func Host(home, path string, install bool) (packs.Host, error) {
+	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: path, Install: install}
+	if home == "" {
+		return h, nil
 	}
-	h := packs.Host{OS: goruntime.GOOS, Arch: goruntime.GOARCH, ExecPath: hostfns.SafePath, Path: getenv("PATH"), Install: true}
-	installed, err := dist.InstalledIn(a.Home.Dir())
+	installed, err := dist.InstalledIn(home)
 	if err != nil {
 		return h, err
 	}

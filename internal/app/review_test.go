@@ -44,7 +44,7 @@ func TestReview(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close(ctx)
-			pl, err := NewPipeline(rt, a.DB, a.Home, a.Policy, &capability.MemoryRecorder{}, func(string) string { return "" }, nil)
+			pl, err := a.NewPipeline(rt, &capability.MemoryRecorder{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,14 +8,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/capability"
 )
 
-var _ hostfns.Asker = (*Terminal)(nil)
+var _ capability.Asker = (*Terminal)(nil)
 
 // Ask puts a tool's question (ask_person) to the person at the terminal,
 // as AskByLines does.
-func (t *Terminal) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (t *Terminal) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return AskByLines(ctx, q, t.out, t.readLine)
@@ -31,8 +31,8 @@ type ReadLine func(ctx context.Context, prompt string) (line string, eof bool, e
 // per field. A line that is not of the field's type is asked again, up to
 // maxTries; an empty line leaves an optional field out. The host checks
 // the whole answer against the question's schema.
-func AskByLines(ctx context.Context, q hostfns.Question, out io.Writer, read ReadLine) (hostfns.Answer, error) {
-	cancel := hostfns.Answer{Action: hostfns.ActionCancel}
+func AskByLines(ctx context.Context, q capability.Question, out io.Writer, read ReadLine) (capability.Answer, error) {
+	cancel := capability.Answer{Action: capability.ActionCancel}
 	if err := ctx.Err(); err != nil {
 		return cancel, err
 	}
@@ -47,7 +47,7 @@ func AskByLines(ctx context.Context, q hostfns.Question, out io.Writer, read Rea
 	switch strings.ToLower(line) {
 	case "y", "yes":
 	case "n", "no":
-		return hostfns.Answer{Action: hostfns.ActionDecline}, nil
+		return capability.Answer{Action: capability.ActionDecline}, nil
 	default:
 		return cancel, nil
 	}
@@ -61,12 +61,12 @@ func AskByLines(ctx context.Context, q hostfns.Question, out io.Writer, read Rea
 			content[f.Name] = v
 		}
 	}
-	return hostfns.Answer{Action: hostfns.ActionAccept, Content: content}, nil
+	return capability.Answer{Action: capability.ActionAccept, Content: content}, nil
 }
 
 // askField reads one field; ok is false when the person gave up (the end
 // of input, or maxTries unreadable lines). A nil value leaves it out.
-func askField(ctx context.Context, f hostfns.Field, out io.Writer, read ReadLine) (any, bool, error) {
+func askField(ctx context.Context, f capability.Field, out io.Writer, read ReadLine) (any, bool, error) {
 	label := f.Name
 	if f.Title != "" {
 		label = f.Title

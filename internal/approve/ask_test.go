@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/approve"
 )
@@ -24,16 +25,16 @@ func TestTerminalAsk(t *testing.T) {
 	q.Pack, q.Tool, q.Invocation = "deployer", "deploy", "inv-1"
 	tests := []struct {
 		name, input string
-		want        hostfns.Answer
+		want        capability.Answer
 	}{
-		{"answers every field (required first, then by name)", "y\neu\nyes\n3\n", hostfns.Answer{Action: "accept", Content: map[string]any{"region": "eu", "count": 3.0, "confirm": true}}},
-		{"leaves optional fields out", "y\nus\n\n\n", hostfns.Answer{Action: "accept", Content: map[string]any{"region": "us"}}},
-		{"a required field is asked again", "y\n\neu\n\n\n", hostfns.Answer{Action: "accept", Content: map[string]any{"region": "eu"}}},
-		{"a bad number is asked again", "y\neu\n\nthree\n3\n", hostfns.Answer{Action: "accept", Content: map[string]any{"region": "eu", "count": 3.0}}},
-		{"declines", "n\n", hostfns.Answer{Action: "decline"}},
-		{"end of input cancels", "", hostfns.Answer{Action: "cancel"}},
-		{"end of input mid-form cancels", "y\neu\n", hostfns.Answer{Action: "cancel"}},
-		{"anything else cancels", "maybe\n", hostfns.Answer{Action: "cancel"}},
+		{"answers every field (required first, then by name)", "y\neu\nyes\n3\n", capability.Answer{Action: "accept", Content: map[string]any{"region": "eu", "count": 3.0, "confirm": true}}},
+		{"leaves optional fields out", "y\nus\n\n\n", capability.Answer{Action: "accept", Content: map[string]any{"region": "us"}}},
+		{"a required field is asked again", "y\n\neu\n\n\n", capability.Answer{Action: "accept", Content: map[string]any{"region": "eu"}}},
+		{"a bad number is asked again", "y\neu\n\nthree\n3\n", capability.Answer{Action: "accept", Content: map[string]any{"region": "eu", "count": 3.0}}},
+		{"declines", "n\n", capability.Answer{Action: "decline"}},
+		{"end of input cancels", "", capability.Answer{Action: "cancel"}},
+		{"end of input mid-form cancels", "y\neu\n", capability.Answer{Action: "cancel"}},
+		{"anything else cancels", "maybe\n", capability.Answer{Action: "cancel"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

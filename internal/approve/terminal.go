@@ -11,13 +11,13 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
-// maxShown bounds how much of the arguments a card shows.
-const maxShown = 2000
+// maxShown bounds how much of the arguments a card shows, in bytes.
+const maxShown = 400
 
 // maxTries is how many unreadable answers end in a denial.
 const maxTries = 3
@@ -55,7 +55,7 @@ func (t *Terminal) Approve(ctx context.Context, p capability.Pending) (capabilit
 	if err := ctx.Err(); err != nil {
 		return capability.Deny, err
 	}
-	if _, err := io.WriteString(t.out, card(p)); err != nil {
+	if _, err := io.WriteString(t.out, "\n"+Card(p)); err != nil {
 		return capability.Deny, fmt.Errorf("approve: terminal: %w", err)
 	}
 	prompt, hint := "Run it? [y]es once, [n]o: ", "Please answer y or n.\n"
@@ -92,40 +92,36 @@ func (t *Terminal) Approve(ctx context.Context, p capability.Pending) (capabilit
 	return capability.Deny, nil
 }
 
-// card describes a pending call in a few lines.
-func card(p capability.Pending) string {
+// Card renders a pending call for the person, the same at every terminal
+// (packs run, packs recipe run, packs chat): the tool, its arguments on one
+// line, the capabilities at stake, what it touches and, for a recipe step,
+// its risk.
+func Card(p capability.Pending) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n── tool call: %s", p.Class())
-	if p.BaseTool && p.Pack != "" {
+	fmt.Fprintf(&b, "+-- tool call: %s", p.Class())
+	if p.Pack != "" {
 		fmt.Fprintf(&b, " (pack %s)", p.Pack)
 	}
-	fmt.Fprintf(&b, "  [%s]\n", p.Invocation)
-	args := strings.TrimSpace(string(p.Arguments))
+	b.WriteString("\n")
+	args := termtext.Compact(p.Arguments, maxShown)
 	if args == "" {
 		args = "{}"
 	}
-	if len(args) > maxShown {
-		n := maxShown
-		for n > 0 && !utf8.RuneStart(args[n]) {
-			n--
-		}
-		args = fmt.Sprintf("%s… (%d more bytes)", args[:n], len(args)-n)
-	}
-	fmt.Fprintf(&b, "   arguments: %s\n", strings.ToValidUTF8(args, "\uFFFD"))
+	fmt.Fprintf(&b, "|   arguments: %s\n", args)
+	caps := "none"
 	if len(p.Capabilities) > 0 {
-		names := make([]string, len(p.Capabilities))
-		for i, n := range p.Capabilities {
-			names[i] = string(n)
+		var cs []string
+		for _, c := range p.Capabilities {
+			cs = append(cs, string(c))
 		}
-		fmt.Fprintf(&b, "   may use:   %s\n", strings.Join(names, ", "))
-	} else {
-		b.WriteString("   may use:   nothing beyond its pack and workspace\n")
+		caps = strings.Join(cs, ", ")
 	}
-	if len(p.Touches) > 0 {
-		fmt.Fprintf(&b, "   touches:   %s\n", strings.Join(p.Touches, ", "))
+	fmt.Fprintf(&b, "|   capabilities: %s\n", caps)
+	for _, t := range p.Touches {
+		fmt.Fprintf(&b, "|   touches: %s\n", termtext.OneLine(t, 200))
 	}
 	if p.RiskLevel != "" {
-		fmt.Fprintf(&b, "   risk:      %s (the recipe step's risk_level)\n", p.RiskLevel)
+		fmt.Fprintf(&b, "|   risk: %s (the recipe step's risk_level)\n", p.RiskLevel)
 	}
 	return b.String()
 }

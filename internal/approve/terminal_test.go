@@ -58,6 +58,19 @@ func TestTerminalAnswers(t *testing.T) {
 	}
 }
 
+func TestCard(t *testing.T) {
+	got := approve.Card(capability.Pending{Pack: "web", Tool: "fetch", Arguments: []byte(`{ "url" : "https://example.com/` + strings.Repeat("a", 500) + `" }`),
+		Capabilities: []capability.Name{capability.Network}, Touches: []string{"network example.com"}})
+	want := "+-- tool call: web__fetch (pack web)\n|   arguments: {\"url\":\"https://example.com/" + strings.Repeat("a", 400-len(`{"url":"https://example.com/`)) + "…\n|   capabilities: network\n|   touches: network example.com\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	got = approve.Card(capability.Pending{Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, Arguments: []byte(`{}`), RiskLevel: capability.RiskCritical})
+	if !strings.HasSuffix(got, "|   risk: critical (the recipe step's risk_level)\n") {
+		t.Errorf("a recipe step's card does not show its risk:\n%s", got)
+	}
+}
+
 func TestTerminalCard(t *testing.T) {
 	var out bytes.Buffer
 	p := pending("c1")
@@ -67,7 +80,7 @@ func TestTerminalCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"web-reader__fetch", "[inv-1]", "may use:   network", "touches:   api.example.com", "more bytes)", "[a]lways in this chat"} {
+	for _, want := range []string{"+-- tool call: web-reader__fetch", "capabilities: network", "touches: api.example.com", "…\n", "[a]lways in this chat"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("card lacks %q:\n%s", want, s)
 		}
@@ -78,13 +91,13 @@ func TestTerminalCard(t *testing.T) {
 	out.Reset()
 	base := capability.Pending{Invocation: "i", Pack: "json-tools", Tool: "open_docs", BaseTool: true}
 	approve.NewTerminal(strings.NewReader("n\n"), &out).Approve(context.Background(), base)
-	if s := out.String(); !strings.Contains(s, "open_docs (pack json-tools)") || !strings.Contains(s, "arguments: {}") || !strings.Contains(s, "nothing beyond") {
+	if s := out.String(); !strings.Contains(s, "open_docs (pack json-tools)") || !strings.Contains(s, "arguments: {}") || !strings.Contains(s, "capabilities: none") {
 		t.Errorf("base tool card:\n%s", s)
 	}
 	out.Reset()
 	step := capability.Pending{Invocation: "rcp_0123456789abcdef.step.push", Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, RiskLevel: capability.RiskHigh}
 	approve.NewTerminal(strings.NewReader("n\n"), &out).Approve(context.Background(), step)
-	if s := out.String(); !strings.Contains(s, "risk:      high (the recipe step's risk_level)") {
+	if s := out.String(); !strings.Contains(s, "risk: high (the recipe step's risk_level)") {
 		t.Errorf("a recipe step's card does not show its risk:\n%s", s)
 	}
 }
@@ -145,7 +158,7 @@ func TestTerminalSerializes(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := strings.Count(out.String(), "── tool call"); n != 8 {
+	if n := strings.Count(out.String(), "+-- tool call"); n != 8 {
 		t.Errorf("%d cards, want 8", n)
 	}
 }

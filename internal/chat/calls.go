@@ -44,20 +44,21 @@ type ToolResult struct {
 	RunTime   time.Duration // the tool's own run, from taking its instance to its end
 }
 
-// Kinds of error the model can be sent back.
+// Kinds of error the model can be sent back: the pipeline's (runtime's
+// table of endings names them), and the chat's own refusals.
 const (
 	ErrKindUnknownTool = "unknown_tool"
-	ErrKindArguments   = "invalid_arguments"
+	ErrKindArguments   = runtime.KindArguments
 	ErrKindNotFound    = "not_found"
-	ErrKindPath        = "path_denied"
-	ErrKindDenied      = "denied"
-	ErrKindTimeout     = "timeout"
-	ErrKindLimit       = "limit"
-	ErrKindToolFailed  = "tool_failed"
-	ErrKindStopped     = "stopped"
-	ErrKindToolsJSON   = "invalid_tools_json"
+	ErrKindPath        = runtime.KindPath
+	ErrKindDenied      = runtime.KindDenied
+	ErrKindTimeout     = runtime.KindTimeout
+	ErrKindLimit       = runtime.KindLimit
+	ErrKindToolFailed  = runtime.KindToolFailed
+	ErrKindStopped     = runtime.KindStopped
+	ErrKindToolsJSON   = runtime.KindToolsJSON
 	ErrKindBudget      = "too_many_tools"
-	ErrKindInternal    = "error"
+	ErrKindInternal    = runtime.KindInternal
 )
 
 // prepared is a call resolved to a pack's tool or a base tool, ready for
@@ -187,33 +188,20 @@ func withArtifacts(out []byte, arts []Artifact) []byte {
 	return out
 }
 
-// errorKind classifies an error for the model.
+// errorKind classifies an error for the model: the chat's own refusals,
+// then how the pipeline names the call's ending (runtime.EndingOf).
 func errorKind(err error) string {
 	switch {
 	case errors.Is(err, ErrUnknownTool):
 		return ErrKindUnknownTool
-	case errors.Is(err, ErrBadArguments), errors.Is(err, packs.ErrInvalidInput):
+	case errors.Is(err, ErrBadArguments):
 		return ErrKindArguments
-	case errors.Is(err, packs.ErrPathEscape):
-		return ErrKindPath
 	case errors.Is(err, ErrToolBudget):
 		return ErrKindBudget
-	case errors.Is(err, packs.ErrInvalidPack):
-		return ErrKindToolsJSON
-	case errors.Is(err, capability.ErrDenied), errors.Is(err, packs.ErrModified):
-		return ErrKindDenied
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNotAFile):
 		return ErrKindNotFound
-	case errors.Is(err, runtime.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return ErrKindTimeout
-	case errors.Is(err, context.Canceled):
-		return ErrKindStopped
-	case errors.Is(err, runtime.ErrMemoryLimit), errors.Is(err, runtime.ErrOutputLimit), errors.Is(err, runtime.ErrInputLimit):
-		return ErrKindLimit
-	case errors.Is(err, runtime.ErrToolFailed), errors.Is(err, runtime.ErrTrap):
-		return ErrKindToolFailed
 	}
-	return ErrKindInternal
+	return runtime.EndingOf(err).Kind
 }
 
 // hints tell the model what it can do about each kind of error.
@@ -229,6 +217,20 @@ var hints = map[string]string{
 	ErrKindStopped:     "the person stopped this call; ask before trying it again",
 	ErrKindToolsJSON:   "this pack's tools.json is invalid: follow its docs without its tools, or use exec_best_effort where they say to run a command",
 	ErrKindBudget:      "tell the person which packs to detach, or work with the tools already enabled",
+}
+
+// ErrorMessage is what a failed call's Content says went wrong (its
+// {"error": {"message": ...}}), or Content itself.
+func (r ToolResult) ErrorMessage() string {
+	var body struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(r.Content), &body) == nil && body.Error.Message != "" {
+		return body.Error.Message
+	}
+	return r.Content
 }
 
 // errorContent is the JSON the model gets for a failed call. out, when the

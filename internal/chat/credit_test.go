@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 )
 
 // uploader approves a call and, when the call asks it a question, puts a
@@ -20,11 +19,11 @@ type uploader struct {
 	workspace string
 }
 
-func (u *uploader) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (u *uploader) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	if err := os.WriteFile(filepath.Join(u.workspace, "upload.txt"), []byte("the person's file"), 0o644); err != nil {
-		return hostfns.Answer{}, err
+		return capability.Answer{}, err
 	}
-	return hostfns.Answer{Action: hostfns.ActionDecline}, nil
+	return capability.Answer{Action: capability.ActionDecline}, nil
 }
 
 // TestArtifactsAreTheCallsOwn: a file the person puts in the workspace

@@ -187,7 +187,7 @@ func decodeError(t testing.TB, content string) map[string]any {
 // under policy pol (nil for none).
 func (h *harness) pipeline(pol *capability.Policy) *runtime.Pipeline {
 	h.t.Helper()
-	pl, err := app.NewPipeline(h.rt, h.db, h.home, pol, h.log, func(string) string { return "" }, nil)
+	pl, err := (&app.App{DB: h.db, Home: h.home, Policy: pol}).NewPipeline(h.rt, h.log, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

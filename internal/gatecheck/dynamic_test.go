@@ -88,7 +88,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" }, nil)
+	a.Policy = pol // as if Open had read it
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 )
 
 // The choices offered to the person in the elicitation form.
@@ -91,16 +90,16 @@ func verdictOf(res *mcp.ElicitResult) capability.Verdict {
 // held to what elicitation allows by hostfns). The message says which tool
 // asks, so a person can tell a tool's question from packs' own approval.
 // The host checks the answer against the schema before the guest sees it.
-func (a elicitApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (a elicitApprover) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	res, err := a.ss.Elicit(ctx, questionRequest(q))
 	if err != nil {
-		return hostfns.Answer{}, fmt.Errorf("mcpserver: asking %s: %w", a.client, err)
+		return capability.Answer{}, fmt.Errorf("mcpserver: asking %s: %w", a.client, err)
 	}
-	return hostfns.Answer{Action: res.Action, Content: res.Content}, nil
+	return capability.Answer{Action: res.Action, Content: res.Content}, nil
 }
 
 // questionRequest is the form that puts a guest's question q.
-func questionRequest(q hostfns.Question) *mcp.ElicitParams {
+func questionRequest(q capability.Question) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         fmt.Sprintf("The tool %s__%s (pack %s) asks: %s", q.Pack, q.Tool, q.Pack, q.Message),

@@ -42,7 +42,8 @@ func newBuiltinEnv(t *testing.T, policy string) (*testEnv, *app.App) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" }, nil)
+	a.Policy = pol // as if Open had read it
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

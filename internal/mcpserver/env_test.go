@@ -64,7 +64,8 @@ func newEnvPacks(t testing.TB, policy string, dirs ...string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, pol, log, func(string) string { return "" }, nil)
+	a.Policy = pol // as if Open had read it
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

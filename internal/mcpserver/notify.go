@@ -15,8 +15,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/capability"
 )
 
 // logLevel is an MCP logging level as this package keeps it; "" is none.
@@ -56,7 +55,7 @@ func (c *conn) setLogLevel(req mcp.Request) {
 // clientNotifier tells one tools/call's client what its guest logs (as
 // notifications/message, at and above the level the client set; nothing
 // before it sets one) and reports (as notifications/progress, when the
-// request carries a progress token). It is the call's hostfns.Notifier.
+// request carries a progress token). It is the call's capability.Notifier.
 type clientNotifier struct {
 	ctx    context.Context
 	ss     *mcp.ServerSession
@@ -74,7 +73,7 @@ func (n *clientNotifier) Log(l slog.Level, msg string) {
 	_ = n.ss.Log(n.ctx, &mcp.LoggingMessageParams{Level: mcpLevel(l), Logger: n.logger, Data: msg})
 }
 
-func (n *clientNotifier) Progress(p hostfns.Progress) {
+func (n *clientNotifier) Progress(p capability.Progress) {
 	if n.prog != nil {
 		n.prog.guest(n.ctx, p)
 	}
@@ -109,7 +108,7 @@ func (p *progressSender) waiting(ctx context.Context, msg string) error {
 
 // guest passes on one of the guest's reports (hostfns checked that they
 // grow).
-func (p *progressSender) guest(ctx context.Context, r hostfns.Progress) {
+func (p *progressSender) guest(ctx context.Context, r capability.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.ran {

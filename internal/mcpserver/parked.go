@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 )
 
 // From protocol 2026-07-28 on (SEP-2322) a server may not send the client a
@@ -315,15 +314,15 @@ func (a parkedApprover) Approve(ctx context.Context, pend capability.Pending) (c
 // Ask puts a guest's question (ask_person) to the person the same way, in
 // a round of its own. No answer (the retry never came, or carried none)
 // declines.
-func (a parkedApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (a parkedApprover) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	res, err := a.ask(ctx, questionRequest(q))
 	if err != nil {
-		return hostfns.Answer{}, err
+		return capability.Answer{}, err
 	}
 	if res == nil {
-		return hostfns.Answer{Action: "decline"}, nil
+		return capability.Answer{Action: "decline"}, nil
 	}
-	return hostfns.Answer{Action: res.Action, Content: res.Content}, nil
+	return capability.Answer{Action: res.Action, Content: res.Content}, nil
 }
 
 // ask hands form to the waiting handler and waits for the retry's answer,

@@ -45,7 +45,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
@@ -604,7 +603,7 @@ func (c *conn) callHandler(name string, hasOutputSchema bool) mcp.ToolHandler {
 				go c.s.waitProgress(ctx, n.prog, q, stop)
 			})
 		}
-		res, err := sess.Call(hostfns.WithNotifier(ctx, n), name, args, approver)
+		res, err := sess.Call(capability.WithNotifier(ctx, n), name, args, approver)
 		if err != nil {
 			// The call could not be audited: report it as a protocol
 			// error, never as a result the model might trust.

@@ -7,6 +7,8 @@
 package termtext
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -104,4 +106,34 @@ func (w *Writer) Flush() error {
 	w.held = nil
 	_, err := io.WriteString(w.w, "\uFFFD")
 	return err
+}
+
+// Compact renders JSON on one line (OneLine when it is not JSON), cut at n
+// bytes.
+func Compact(raw json.RawMessage, n int) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return OneLine(string(raw), n)
+	}
+	return OneLine(buf.String(), n)
+}
+
+// OneLine folds s's runs of white space and control characters (a pack or
+// a client could hide terminal escapes in what it names) into one space and
+// cuts it at n bytes, on a character's boundary, marking the cut with "…".
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

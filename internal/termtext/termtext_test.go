@@ -56,3 +56,25 @@ func TestWriterSplitCharacter(t *testing.T) {
 		t.Errorf("wrote %q, want %q", got, want)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a  b\n\tc", 10, "a b c"},
+		{"red\x1b[31mtext\x07", 20, "red [31mtext"},
+		{"abcdef", 3, "abc…"},
+		{"aéb", 2, "a…"}, // not inside é
+		{`{"a": 1}`, 10, `{"a": 1}`},
+	}
+	for _, tt := range tests {
+		if got := OneLine(tt.in, tt.n); got != tt.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	if got := Compact([]byte("{ \"a\" :\n 1 }"), 10); got != `{"a":1}` {
+		t.Errorf("Compact = %q", got)
+	}
+}

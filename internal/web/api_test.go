@@ -554,3 +554,29 @@ func TestPendingGrants(t *testing.T) {
 	e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/deny", nil, nil)
 	ev.next("turn_done")
 }
+
+// TestRunByHandBadInput: arguments that do not fit the tool's schema are
+// checked once, by the pipeline: the person gets a bad request that says
+// what is wrong with which field, and the call is the audit log's like any
+// other, ended as invalid input.
+func TestRunByHandBadInput(t *testing.T) {
+	e := newEnv(t, envOptions{noModel: true})
+	e.install()
+	var eb errorBody
+	got := e.do("POST", "/v1/packs/notes/calls", map[string]any{"tool": "echo", "arguments": map[string]any{"text": 3}}, &eb)
+	if got != http.StatusBadRequest || eb.Error.Code != codeBadRequest ||
+		!strings.Contains(eb.Error.Message, "invalid input") || !strings.Contains(eb.Error.Message, "text") {
+		t.Fatalf("bad input by hand: got %d %+v, want 400 naming the field", got, eb)
+	}
+	var au struct{ Items []auditRow }
+	e.must(http.StatusOK, "GET", "/v1/audit?kind=invocation", nil, &au)
+	var rows []string
+	for _, r := range au.Items {
+		if r.Tool == "echo" {
+			rows = append(rows, string(r.Body))
+		}
+	}
+	if len(rows) != 1 || !strings.Contains(rows[0], `"status":"invalid_input"`) {
+		t.Errorf("audit rows of the call: %q, want one ended as invalid_input", rows)
+	}
+}

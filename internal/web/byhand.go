@@ -131,9 +131,10 @@ type byHandJSON struct {
 }
 
 // runByHand runs one tool of a pack with the arguments the person typed:
-// the request is their approval of that call only. It checks everything it
-// can before it starts or opens a chat: a call refused here leaves no chat
-// and no audit row.
+// the request is their approval of that call only. A request that names no
+// call (not JSON, arguments that are not an object, an unknown tool) is
+// refused before any chat opens, and leaves no audit row; the arguments
+// themselves are checked by the pipeline, once, like every call's.
 func (s *Server) runByHand(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Tool      string          `json:"tool"`
@@ -169,10 +170,6 @@ func (s *Server) runByHand(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w: pack %s has no tool %q", errNotFound, name, body.Tool))
 		return
 	}
-	if err := ip.Pack.Tools[i].ValidateInput(args); err != nil {
-		s.fail(w, fmt.Errorf("%w: %v", errBadRequest, err))
-		return
-	}
 	cs, err := s.byHandChat(r.Context(), name)
 	if err != nil {
 		s.fail(w, err)
@@ -186,5 +183,12 @@ func (s *Server) runByHand(w http.ResponseWriter, r *http.Request) {
 	}
 	out := resultJSON("", res)
 	cs.events.publish("tool_done", out)
+	if res.IsError && res.ErrorKind == chat.ErrKindArguments {
+		// The pipeline checked the arguments against the tool's schema
+		// (the one place they are checked) and the call ended as invalid
+		// input: for the person who typed them, a bad request.
+		s.fail(w, fmt.Errorf("%w: %s", errBadRequest, res.ErrorMessage()))
+		return
+	}
 	writeJSON(w, http.StatusOK, byHandJSON{toolResultJSON: out, Chat: cs.s.ID()})
 }

@@ -100,7 +100,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		}
 		model = Model{Provider: p, Describe: "openai fake"}
 	}
-	pl, err := app.NewPipeline(rt, a.DB, a.Home, nil, log, func(string) string { return "" }, nil)
+	pl, err := a.NewPipeline(rt, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

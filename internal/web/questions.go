@@ -9,26 +9,26 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/capability"
 )
 
 // questionJSON is a tool's question waiting for the person (ask_person):
 // what a question card shows.
 type questionJSON struct {
-	ID         string          `json:"id"`
-	Invocation string          `json:"invocation"`
-	CallID     string          `json:"call_id,omitempty"`
-	Chat       string          `json:"chat"`
-	Pack       string          `json:"pack"`
-	Tool       string          `json:"tool"`
-	Message    string          `json:"message"`
-	Fields     []hostfns.Field `json:"fields"`
-	Since      time.Time       `json:"since"`
+	ID         string             `json:"id"`
+	Invocation string             `json:"invocation"`
+	CallID     string             `json:"call_id,omitempty"`
+	Chat       string             `json:"chat"`
+	Pack       string             `json:"pack"`
+	Tool       string             `json:"tool"`
+	Message    string             `json:"message"`
+	Fields     []capability.Field `json:"fields"`
+	Since      time.Time          `json:"since"`
 }
 
 type askedQuestion struct {
 	info   questionJSON
-	answer chan hostfns.Answer // buffered: one answer
+	answer chan capability.Answer // buffered: one answer
 }
 
 // toolQuestions holds the tools' questions waiting for the person, across
@@ -42,7 +42,7 @@ type toolQuestions struct {
 func newToolQuestions() *toolQuestions { return &toolQuestions{m: map[string]*askedQuestion{}} }
 
 // answer gives question id the answer a; false when none of that id waits.
-func (qs *toolQuestions) answer(id string, a hostfns.Answer) bool {
+func (qs *toolQuestions) answer(id string, a capability.Answer) bool {
 	qs.mu.Lock()
 	w, ok := qs.m[id]
 	delete(qs.m, id)
@@ -56,9 +56,9 @@ func (qs *toolQuestions) answer(id string, a hostfns.Answer) bool {
 // Ask shows a tool's question as a card in the chat and waits for the
 // person's answer; the turn's end (or the question's timeout) cancels it.
 // The host checks the answer against the question's schema.
-func (a *webApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (a *webApprover) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	id := "q" + strconv.FormatUint(a.questions.next.Add(1), 10) + "_" + q.Invocation
-	w := &askedQuestion{answer: make(chan hostfns.Answer, 1), info: questionJSON{
+	w := &askedQuestion{answer: make(chan capability.Answer, 1), info: questionJSON{
 		ID: id, Invocation: q.Invocation, CallID: a.callID(), Chat: a.chat, Pack: q.Pack, Tool: q.Tool,
 		Message: q.Message, Fields: orEmpty(q.Fields()), Since: time.Now().UTC(),
 	}}
@@ -71,28 +71,28 @@ func (a *webApprover) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answ
 		a.events.publish("answered", map[string]string{"id": id, "action": ans.Action})
 		return ans, nil
 	case <-ctx.Done():
-		a.questions.answer(id, hostfns.Answer{}) // forget it; the buffered answer is dropped
-		a.events.publish("answered", map[string]string{"id": id, "action": hostfns.ActionCancel, "reason": "no answer in time"})
-		return hostfns.Answer{Action: hostfns.ActionCancel}, nil
+		a.questions.answer(id, capability.Answer{}) // forget it; the buffered answer is dropped
+		a.events.publish("answered", map[string]string{"id": id, "action": capability.ActionCancel, "reason": "no answer in time"})
+		return capability.Answer{Action: capability.ActionCancel}, nil
 	}
 }
 
 // answerQuestion is POST /v1/questions/{id}/answer: {"action": "accept",
 // "content": {...}}, {"action": "decline"} or {"action": "cancel"}.
 func (s *Server) answerQuestion(w http.ResponseWriter, r *http.Request) {
-	var body hostfns.Answer
+	var body capability.Answer
 	if err := readJSON(w, r, &body); err != nil {
 		s.fail(w, err)
 		return
 	}
 	switch {
-	case body.Action != hostfns.ActionAccept && body.Action != hostfns.ActionDecline && body.Action != hostfns.ActionCancel:
+	case body.Action != capability.ActionAccept && body.Action != capability.ActionDecline && body.Action != capability.ActionCancel:
 		writeError(w, http.StatusBadRequest, codeBadRequest, `web: action must be "accept", "decline" or "cancel"`)
 		return
-	case body.Action != hostfns.ActionAccept && body.Content != nil:
+	case body.Action != capability.ActionAccept && body.Content != nil:
 		writeError(w, http.StatusBadRequest, codeBadRequest, "web: only an accepted answer has content")
 		return
-	case body.Action == hostfns.ActionAccept && body.Content == nil:
+	case body.Action == capability.ActionAccept && body.Content == nil:
 		body.Content = map[string]any{}
 	}
 	id := r.PathValue("id")

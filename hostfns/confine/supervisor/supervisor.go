@@ -37,17 +37,34 @@ const Probe = "probe"
 // its namespaces made and its runtime up, and wait there.
 const Serve = "serve"
 
-// StatusFD is the supervisor's end of the status pipe: it writes why the
-// confinement failed, or closes it once the command has started.
+// StatusFD is the supervisor's end of the status pipe: it writes Ready
+// once it waits for its call, then Failed and why the confinement failed,
+// or Started once the command runs confined, then Exited and the
+// command's status once the command and every process it left are gone.
 const StatusFD = 3
 
 // WireFD is where the supervisor reads its Wire; at end of file without
 // one (its parent gone, or never needing it) it exits.
 const WireFD = 4
 
-// Ready is the byte a supervisor writes on the status pipe once it runs
-// and waits for its Wire; what follows is the status of the command.
-const Ready = 'R'
+// The bytes that open each message on the status pipe.
+const (
+	// Ready: the supervisor runs and waits for its Wire.
+	Ready = 'R'
+	// Failed, then why, to the end of the pipe: the confinement could not
+	// be built; the command did not start.
+	Failed = 'F'
+	// Started: the command runs confined.
+	Started = 'S'
+	// Exited, then the command's status in decimal (its exit status, or
+	// 128+n when signal n killed it) and a newline: the command
+	// is gone and, in namespaces of its own, every process it left was
+	// killed and reaped, and the supervisor let go of the command's
+	// standard streams. Only the supervisor's own exit (and, in
+	// namespaces, the namespaces' teardown) remains: the parent need not
+	// wait for it.
+	Exited = 'X'
+)
 
 // SetupExit is the supervisor's exit status when it could not confine.
 const SetupExit = 125
@@ -117,6 +134,29 @@ func run(mode string) int {
 	// comes: a supervisor started ahead has done it by then. Then it says
 	// it is ready (Ready on the status pipe), and waits for its call.
 	lo := loopbackUp()
+	// Signals the parent sends the supervisor (SIGTERM at the time limit)
+	// go on to the command; as the namespace's init, the supervisor would
+	// otherwise ignore them. Their handler and the goroutine that forwards
+	// them start before the call comes (their threads would otherwise
+	// start beside the command, and slow its start on a busy machine);
+	// what comes before the command runs waits for it.
+	started := make(chan int, 1)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		pid := <-started
+		for s := range sigs {
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	// What no call changes is done before the call comes, too: the init
+	// of a PID namespace of its own (a namespaced supervisor) empties its
+	// capability bounding set, and any sets no_new_privs. restrict makes
+	// sure of both again, for what is left.
+	if syscall.Getpid() == 1 {
+		_ = dropBounding()
+	}
+	_ = prctl(prSetNoNewPrivs, 1, 0)
 	syscall.Write(StatusFD, []byte{Ready})
 	raw, err := readAll(WireFD)
 	syscall.Close(WireFD)
@@ -124,7 +164,7 @@ func run(mode string) int {
 		return SetupExit // no call came: nothing to say, nobody to say it to
 	}
 	fail := func(what string, err error) int {
-		msg := what
+		msg := string(rune(Failed)) + what
 		if err != nil {
 			msg += ": " + err.Error()
 		}
@@ -166,17 +206,8 @@ func run(mode string) int {
 	if err != nil {
 		return fail("start "+w.Path, err)
 	}
-	syscall.Close(StatusFD)
-	// Signals the parent sends the supervisor (SIGTERM at the time limit)
-	// go on to the command; as the namespace's init, the supervisor would
-	// otherwise ignore them.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	go func() {
-		for s := range sigs {
-			syscall.Kill(pid, s.(syscall.Signal))
-		}
-	}()
+	started <- pid
+	syscall.Write(StatusFD, []byte{Started})
 	var ws syscall.WaitStatus
 	for {
 		_, err := syscall.Wait4(pid, &ws, 0, nil)
@@ -184,10 +215,38 @@ func run(mode string) int {
 			break
 		}
 	}
+	status := ws.ExitStatus()
 	if ws.Signaled() {
-		return 128 + int(ws.Signal())
+		status = 128 + int(ws.Signal())
 	}
-	return ws.ExitStatus()
+	if w.Namespaced {
+		killAll()
+	}
+	// The command's streams reach their end for the parent once nothing
+	// of the command holds them (without namespaces, the parent kills the
+	// process group on Exited).
+	for fd := range 3 {
+		syscall.Close(fd)
+	}
+	syscall.Write(StatusFD, []byte(string(rune(Exited))+strconv.Itoa(status)+"\n"))
+	return status
+}
+
+// killAll kills every other process of the supervisor's PID namespace
+// (what the command left running) and reaps them all: once it returns,
+// none runs, none can write a file, none holds a descriptor. As the
+// namespace's init, the supervisor inherits every orphan; kill(-1) is
+// atomic against fork (a process forking meanwhile fails its fork), so
+// when wait4 reports no child left, the namespace has no process but the
+// supervisor.
+func killAll() {
+	syscall.Kill(-1, syscall.SIGKILL)
+	for {
+		_, err := syscall.Wait4(-1, nil, syscall.WALL, nil)
+		if err != nil && err != syscall.EINTR {
+			return // ECHILD: none left
+		}
+	}
 }
 
 // readAll reads fd to its end.
@@ -213,6 +272,7 @@ func readAll(fd int) ([]byte, error) {
 const (
 	rlimitNproc            = 6
 	prSetNoNewPrivs        = 38
+	prCapbsetRead          = 23
 	prCapbsetDrop          = 24
 	prCapAmbient           = 47
 	prCapAmbientClearAll   = 4
@@ -244,10 +304,8 @@ func restrict(w Wire, port int) (string, error) {
 	}
 	if w.Namespaced {
 		// Root of its own user namespace: keep no capability across exec.
-		for c := uintptr(0); c <= capLastCap; c++ {
-			if err := prctl(prCapbsetDrop, c, 0); err != nil && err != syscall.EINVAL {
-				return "capability bounding set", err
-			}
+		if err := dropBounding(); err != nil {
+			return "capability bounding set", err
 		}
 		if err := prctl(prCapAmbient, prCapAmbientClearAll, 0); err != nil {
 			return "ambient capabilities", err
@@ -267,6 +325,23 @@ func restrict(w Wire, port int) (string, error) {
 		return "seccomp", err
 	}
 	return "", nil
+}
+
+// dropBounding empties the capability bounding set of the calling thread:
+// no capability survives an exec. A capability already dropped is
+// skipped (each drop commits new credentials: 40 of them cost about
+// 0.1 ms); one the kernel does not know answers EINVAL and is none.
+func dropBounding() error {
+	for c := uintptr(0); c <= capLastCap; c++ {
+		held, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetRead, c, 0, 0, 0, 0)
+		if e == syscall.EINVAL || (e == 0 && held == 0) {
+			continue
+		}
+		if err := prctl(prCapbsetDrop, c, 0); err != nil && err != syscall.EINVAL {
+			return err
+		}
+	}
+	return nil
 }
 
 // landlock builds the ruleset of w and enforces it on this thread.

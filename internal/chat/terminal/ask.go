@@ -4,14 +4,14 @@ import (
 	"context"
 	"strings"
 
-	"github.com/packs-run/packs/hostfns"
+	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/approve"
 )
 
 // Ask puts a running tool's question (ask_person) to the person, line by
 // line (approve.AskByLines). Ctrl-C stops the tool, which cancels the
 // question.
-func (u *ui) Ask(ctx context.Context, q hostfns.Question) (hostfns.Answer, error) {
+func (u *ui) Ask(ctx context.Context, q capability.Question) (capability.Answer, error) {
 	if u.opt.DiscardTypeAhead {
 		if n := u.drain(); n > 0 {
 			u.line("(ignored %d line(s) typed before this question)\n", n)

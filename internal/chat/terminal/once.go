@@ -8,6 +8,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
 // OnceOptions configure Once.
@@ -61,7 +62,7 @@ func (o *onceObserver) Text(string)                                {}
 func (o *onceObserver) ToolStart(llm.ToolCall, context.CancelFunc) {}
 
 func (o *onceObserver) ToolDone(r chat.ToolResult) {
-	fmt.Fprintf(o.out, "tool %s %s: %s\n", r.Name, compact(r.Arguments, 300), decisionLine(r))
+	fmt.Fprintf(o.out, "tool %s %s: %s\n", r.Name, termtext.Compact(r.Arguments, 300), decisionLine(r))
 	for _, a := range r.Artifacts {
 		fmt.Fprintf(o.out, "artifact %s %s %d bytes\n", a.Path, a.MIME, a.Size)
 	}
@@ -75,11 +76,11 @@ func decisionLine(r chat.ToolResult) string {
 	d := r.Decision
 	switch {
 	case !d.Approved && r.ErrorKind == chat.ErrKindDenied:
-		return "denied: " + oneLine(errorMessage(r.Content), 300)
+		return "denied: " + termtext.OneLine(r.ErrorMessage(), 300)
 	case !d.Approved:
-		return "refused: " + r.ErrorKind + ": " + oneLine(errorMessage(r.Content), 300)
+		return "refused: " + r.ErrorKind + ": " + termtext.OneLine(r.ErrorMessage(), 300)
 	case r.IsError:
-		return "approved by " + d.Approver + ": " + r.ErrorKind + ": " + oneLine(errorMessage(r.Content), 300)
+		return "approved by " + d.Approver + ": " + r.ErrorKind + ": " + termtext.OneLine(r.ErrorMessage(), 300)
 	}
 	return "approved by " + d.Approver + ": ok"
 }

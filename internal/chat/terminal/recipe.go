@@ -7,6 +7,7 @@ import (
 
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/recipe"
+	"github.com/packs-run/packs/internal/termtext"
 )
 
 var (
@@ -36,7 +37,7 @@ func (u *ui) AskParams(ctx context.Context, q chat.ParamQuestion) (map[string]st
 			hint += ", matching " + p.Validation
 		}
 		if p.Description != "" {
-			u.printf("|   %s: %s\n", p.Name, oneLine(p.Description, 200))
+			u.printf("|   %s: %s\n", p.Name, termtext.OneLine(p.Description, 200))
 		}
 		u.printf("%s (%s)> ", p.Name, hint)
 		select {
@@ -76,6 +77,6 @@ func (u *ui) RecipeCall(_ string, c recipe.Call) {
 	case c.OK:
 		u.line("  %s: ok\n", what)
 	default:
-		u.line("  %s: failed: %s\n", what, oneLine(c.Error, 300))
+		u.line("  %s: failed: %s\n", what, termtext.OneLine(c.Error, 300))
 	}
 }

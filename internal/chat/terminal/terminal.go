@@ -10,9 +10,7 @@ package terminal
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +20,10 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/termtext"
 	"github.com/packs-run/packs/runtime"
 )
 
@@ -236,7 +236,7 @@ func (u *ui) showPacks() {
 			tags = append(tags, "has tools")
 		}
 		tags = append(tags, fmt.Sprintf("~%d tokens", chat.MetadataTokens(p.Name, p.Description, p.HasTools)))
-		u.printf("  pack %s [%s]: %s\n", p.Name, strings.Join(tags, ", "), oneLine(p.Description, 100))
+		u.printf("  pack %s [%s]: %s\n", p.Name, strings.Join(tags, ", "), termtext.OneLine(p.Description, 100))
 	}
 }
 
@@ -384,7 +384,7 @@ func (u *ui) openCard(what string) (chan struct{}, func()) {
 func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verdict, error) {
 	deny, closeCard := u.openCard("card")
 	defer closeCard()
-	u.line("%s", Card(p))
+	u.line("%s", approve.Card(p))
 	for {
 		u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
 		select {
@@ -429,56 +429,6 @@ func (u *ui) drain() int {
 	}
 }
 
-// Card renders a pending call for the person: the tool, its arguments and
-// the capabilities at stake.
-func Card(p capability.Pending) string {
-	var b strings.Builder
-	name := p.Class()
-	fmt.Fprintf(&b, "+-- tool call: %s", name)
-	if p.Pack != "" {
-		fmt.Fprintf(&b, " (pack %s)", p.Pack)
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "|   arguments: %s\n", compact(p.Arguments, 400))
-	caps := "none"
-	if len(p.Capabilities) > 0 {
-		var cs []string
-		for _, c := range p.Capabilities {
-			cs = append(cs, string(c))
-		}
-		caps = strings.Join(cs, ", ")
-	}
-	fmt.Fprintf(&b, "|   capabilities: %s\n", caps)
-	for _, t := range p.Touches {
-		fmt.Fprintf(&b, "|   touches: %s\n", oneLine(t, 200))
-	}
-	if p.RiskLevel != "" {
-		fmt.Fprintf(&b, "|   risk: %s (the recipe step's risk_level)\n", p.RiskLevel)
-	}
-	return b.String()
-}
-
-// compact renders JSON on one line, cut at n bytes.
-func compact(raw json.RawMessage, n int) string {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return oneLine(string(raw), n)
-	}
-	return oneLine(buf.String(), n)
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
-
 // resultLine says how a call ended, with who decided.
 func resultLine(r chat.ToolResult) string {
 	d := r.Decision
@@ -488,24 +438,11 @@ func resultLine(r chat.ToolResult) string {
 	}
 	switch {
 	case !d.Approved:
-		return fmt.Sprintf("%s: refused: %s", r.Name, oneLine(errorMessage(r.Content), 300))
+		return fmt.Sprintf("%s: refused: %s", r.Name, termtext.OneLine(r.ErrorMessage(), 300))
 	case r.IsError:
-		return fmt.Sprintf("%s: approved by %s: %s: %s", r.Name, who, r.ErrorKind, oneLine(errorMessage(r.Content), 300))
+		return fmt.Sprintf("%s: approved by %s: %s: %s", r.Name, who, r.ErrorKind, termtext.OneLine(r.ErrorMessage(), 300))
 	}
 	return fmt.Sprintf("%s: approved by %s: ok (%s, %s)", r.Name, who, size(int64(len(r.Content))), r.Duration.Round(time.Millisecond))
-}
-
-// errorMessage digs the message out of a tool's error result.
-func errorMessage(content string) string {
-	var body struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal([]byte(content), &body) == nil && body.Error.Message != "" {
-		return body.Error.Message
-	}
-	return content
 }
 
 func artifactLine(a chat.Artifact) string {

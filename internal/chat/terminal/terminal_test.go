@@ -79,7 +79,7 @@ func openEnv(dir string) (*env, error) {
 		db.Close()
 		return nil, err
 	}
-	pl, err := app.NewPipeline(rt, db, home, nil, log, func(string) string { return "" }, nil)
+	pl, err := (&app.App{DB: db, Home: home}).NewPipeline(rt, log, nil)
 	if err != nil {
 		rt.Close(ctx)
 		log.Close()
@@ -211,19 +211,6 @@ func TestRunLines(t *testing.T) {
 	}
 	if len(srv.Requests()) != 5 {
 		t.Errorf("got %d requests: input after /exit was sent", len(srv.Requests()))
-	}
-}
-
-func TestCard(t *testing.T) {
-	got := Card(capability.Pending{Pack: "web", Tool: "fetch", Arguments: []byte(`{ "url" : "https://example.com/` + strings.Repeat("a", 500) + `" }`),
-		Capabilities: []capability.Name{capability.Network}, Touches: []string{"network example.com"}})
-	want := "+-- tool call: web__fetch (pack web)\n|   arguments: {\"url\":\"https://example.com/" + strings.Repeat("a", 400-len(`{"url":"https://example.com/`)) + "…\n|   capabilities: network\n|   touches: network example.com\n"
-	if got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
-	}
-	got = Card(capability.Pending{Pack: "git-flow", Tool: "git-flow__recipe_r", BaseTool: true, Arguments: []byte(`{}`), RiskLevel: capability.RiskCritical})
-	if !strings.HasSuffix(got, "|   risk: critical (the recipe step's risk_level)\n") {
-		t.Errorf("a recipe step's card does not show its risk:\n%s", got)
 	}
 }
 

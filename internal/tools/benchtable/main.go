@@ -6,7 +6,9 @@
 // BenchmarkX/case/packs and its siblings BenchmarkX/case/peer=NAME. Each
 // peer's row gets a ratio: the subject's figure over the peer's, for the
 // first of p50-ns, calls/s and ns/op that both report (above 1 for a time
-// means the subject is slower, below 1 for calls/s means it is slower).
+// means the subject is slower, below 1 for calls/s means it is slower),
+// and for a time what the subject adds to the peer's ("+1.10ms": a goal
+// such as "confinement adds at most 2 ms p50" reads there).
 //
 //	go test -run='^$' -bench=. -benchmem ./... | go run ./internal/tools/benchtable
 package main
@@ -15,6 +17,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -141,7 +144,7 @@ const peerPrefix = "peer="
 var ratioUnits = []string{"p50-ns", "calls/s", "ns/op"}
 
 // ratios returns, for each result that is a peer, the cell saying how its
-// subject compares: "packs 2.80× p50-ns". A peer's subject is the first
+// subject compares: "packs 2.80× p50-ns, +1.10ms". A peer's subject is the first
 // sibling (same package, same name up to the last "/") that is no peer.
 func (t table) ratios() []string {
 	out := make([]string, len(t.results))
@@ -172,14 +175,23 @@ func cut(name string) (group, last string, ok bool) {
 }
 
 // ratio is subject's figure over peer's, for the first unit of ratioUnits
-// both report.
+// both report, and their difference when it is a time (in nanoseconds).
 func ratio(subject string, s, p map[string]string) string {
 	for _, u := range ratioUnits {
 		sv, err1 := strconv.ParseFloat(s[u], 64)
 		pv, err2 := strconv.ParseFloat(p[u], 64)
-		if err1 == nil && err2 == nil && pv != 0 {
-			return fmt.Sprintf("%s %.2f× %s", subject, sv/pv, u)
+		if err1 != nil || err2 != nil || pv == 0 {
+			continue
 		}
+		cell := fmt.Sprintf("%s %.2f× %s", subject, sv/pv, u)
+		if strings.HasSuffix(u, "ns") || u == "ns/op" {
+			sign := "+"
+			if sv < pv {
+				sign = "-"
+			}
+			cell += ", " + sign + humanTime(strconv.FormatFloat(math.Abs(sv-pv), 'f', -1, 64))
+		}
+		return cell
 	}
 	return ""
 }

@@ -77,7 +77,7 @@ BenchmarkAlone-2                   	 300	  274156 ns/op
 		t.Fatalf("parse: failed=%v err=%v", failed, err)
 	}
 	got := tab.ratios()
-	want := []string{"", "packs 1.30× p50-ns", "packs 0.50× p50-ns", "", "packs 0.03× calls/s", "", ""}
+	want := []string{"", "packs 1.30× p50-ns, +30.00µs", "packs 0.50× p50-ns, -130.00µs", "", "packs 0.03× calls/s", "", ""}
 	if len(got) != len(want) {
 		t.Fatalf("got %d ratios, want %d", len(got), len(want))
 	}
@@ -88,7 +88,7 @@ BenchmarkAlone-2                   	 300	  274156 ns/op
 	}
 	var out bytes.Buffer
 	tab.write(&out)
-	if !strings.Contains(out.String(), "| vs peer ") || !strings.Contains(out.String(), "| packs 1.30× p50-ns ") {
+	if !strings.Contains(out.String(), "| vs peer ") || !strings.Contains(out.String(), "| packs 1.30× p50-ns, +30.00µs ") {
 		t.Errorf("table lacks the ratio column:\n%s", out.String())
 	}
 	tab, _, _ = parse(strings.NewReader(sample), &bytes.Buffer{})
