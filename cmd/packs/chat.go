@@ -18,6 +18,7 @@ import (
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/chat/terminal"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/web"
 )
 
 // configFile is the config file in the state directory; packs chat reads
@@ -68,10 +69,12 @@ and its model and max_tokens, when it sets them, are used in place of the
 configured ones, for this chat's whole life.
 
 Settings come from flags, then PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL,
+then the model saved on the web app's Settings page (<home>/model.json),
 then the [llm] table of <home>/config.toml (provider, base_url, model,
 api_key_env, max_tokens, timeout, tools). The API key comes from the
-environment only: the variable api_key_env names, else PACKS_API_KEY, else
-OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
+environment: the variable api_key_env names, else PACKS_API_KEY, else
+OPENAI_API_KEY or ANTHROPIC_API_KEY; else the key saved on the Settings page
+(the secret PACKS_MODEL_API_KEY).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if yes && message == "" {
@@ -99,7 +102,13 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY.`,
 				return err
 			}
 			defer closeSession()
-			cfg, err := llm.Resolve(filepath.Join(a.Home.Dir(), configFile), c.getenv, flags)
+			// The model set on the web app's Settings page, under this
+			// command's flags and environment (llm.ResolveSaved).
+			saved, _, err := web.LoadSavedModel(a.Home.Dir())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			cfg, _, err := llm.ResolveSaved(filepath.Join(a.Home.Dir(), configFile), saved, c.getenv, flags)
 			if err != nil {
 				return usageError("%v", err)
 			}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/internal/secrets"
+	"github.com/packs-run/packs/internal/web"
 )
 
 // notesPack is the chat orchestrator's test pack (WASI tools echo, note,
@@ -129,5 +131,32 @@ func TestChatUnreachableModel(t *testing.T) {
 	r := withHome(t, home, "chat", "--base-url", "http://127.0.0.1:1/v1", "--message", "hi").mustCode(t, exitFailure)
 	if line := r.oneLineError(t); !strings.Contains(line, "http://127.0.0.1:1/v1") {
 		t.Errorf("got %q", line)
+	}
+}
+
+// TestChatSavedModel: packs chat uses the model saved on the web app's
+// Settings page of the same home, its key from the secret store; a flag
+// still wins.
+func TestChatSavedModel(t *testing.T) {
+	const key = "sk-from-settings-31f"
+	home := installedNotes(t)
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.RequireKey(key)
+	srv.Respond(func(r llmtest.Request) llmtest.Turn { return llmtest.Turn{Text: "from " + r.Model} })
+	saved := `{"version": 1, "provider": "openai", "base_url": "` + srv.OpenAIURL() + `", "model": "saved-model", "max_tokens": 321}`
+	if err := os.WriteFile(filepath.Join(home, web.ModelFile), []byte(saved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := secrets.Open(home).Set(web.ModelKeySecret, []byte(key)); err != nil {
+		t.Fatal(err)
+	}
+	r := withHome(t, home, "chat", "--message", "hi").mustCode(t, exitOK)
+	if got := srv.Requests()[0]; r.stdout != "from saved-model\n" || got.MaxTokens != 321 {
+		t.Errorf("got %q, max tokens %d", r.stdout, got.MaxTokens)
+	}
+	r = withHome(t, home, "chat", "--model", "flag-model", "--message", "hi").mustCode(t, exitOK)
+	if r.stdout != "from flag-model\n" {
+		t.Errorf("with --model: got %q", r.stdout)
 	}
 }

@@ -46,10 +46,12 @@ in a cookie and drops it from the address. Scripts send it as
 "Authorization: Bearer TOKEN". To choose the token, set $` + serveTokenEnv + `,
 pass --token-file FILE, or put it in <home>/token (mode 0600).
 
-It listens on loopback unless ADDR names another host. The model comes from
-flags, PACKS_PROVIDER, PACKS_BASE_URL, PACKS_MODEL, or the [llm] table of
-<home>/config.toml, as for packs chat; without one, the app says how to set
-one and tools still run by hand.`,
+It listens on loopback unless ADDR names another host. The model is set on
+the app's Settings page (saved in <home>/model.json, its API key in the
+secret store), and applies at once. Flags, PACKS_PROVIDER, PACKS_BASE_URL,
+PACKS_MODEL and the API key variables win over it, and the [llm] table of
+<home>/config.toml lies under it, as for packs chat. Without a model, tools
+still run by hand.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -59,7 +61,11 @@ one and tools still run by hand.`,
 			}
 			defer closeSession()
 			a.Installed = append(a.Installed, precompileHook(a))
-			model, err := c.serveModel(filepath.Join(a.Home.Dir(), configFile), flags)
+			configPath := filepath.Join(a.Home.Dir(), configFile)
+			resolve := func(saved llm.Config) (llm.Config, []llm.Override, error) {
+				return llm.ResolveSaved(configPath, saved, c.getenv, flags)
+			}
+			model, err := c.serveModel(a.Home.Dir(), configPath, flags, resolve)
 			if err != nil {
 				return err
 			}
@@ -68,7 +74,7 @@ one and tools still run by hand.`,
 				return err
 			}
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
-				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure,
+				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure, ResolveModel: resolve,
 				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}})
 			if err != nil {
 				return err
@@ -110,27 +116,38 @@ one and tools still run by hand.`,
 	return cmd
 }
 
-// serveModel resolves the model as packs chat does, but only when one was
-// asked for (a flag, an environment variable or the config file): the web
-// app then says how to set one, rather than failing on a missing Ollama.
-func (c *cli) serveModel(configPath string, flags llm.Config) (web.Model, error) {
+// serveModel resolves the model as packs chat does, with the settings
+// saved on the web app's Settings page laid over the config file, but only
+// when one was asked for (a flag, an environment variable, the config file
+// or saved settings): the web app then says how to set one, rather than
+// failing on a missing Ollama. Saved settings that no longer make a model
+// leave the server without one, with a warning: the Settings page shows
+// why and mends them.
+func (c *cli) serveModel(home, configPath string, flags llm.Config, resolve func(llm.Config) (llm.Config, []llm.Override, error)) (web.Model, error) {
 	_, statErr := os.Stat(configPath)
 	asked := flags != (llm.Config{}) || statErr == nil
 	for _, k := range []string{"PACKS_PROVIDER", "PACKS_BASE_URL", "PACKS_MODEL"} {
 		asked = asked || c.getenv(k) != ""
 	}
-	if !asked {
+	saved, hasSaved, savedErr := web.LoadSavedModel(home)
+	if !asked && !hasSaved {
+		if savedErr != nil {
+			fmt.Fprintf(c.stderr, "packs: warning: %v\n", savedErr)
+		}
 		return web.Model{}, nil
 	}
-	cfg, err := llm.Resolve(configPath, c.getenv, flags)
-	if err != nil {
+	cfg, _, err := resolve(saved)
+	if err == nil {
+		var p llm.Provider
+		if p, err = llm.New(cfg); err == nil {
+			return web.Model{Provider: p, Describe: web.DescribeModel(cfg), NoTools: cfg.NoTools, Config: cfg}, nil
+		}
+	}
+	if asked {
 		return web.Model{}, usageError("serve: %v", err)
 	}
-	p, err := llm.New(cfg)
-	if err != nil {
-		return web.Model{}, usageError("serve: %v", err)
-	}
-	return web.Model{Provider: p, Describe: fmt.Sprintf("%s %s at %s", cfg.Provider, cfg.Model, cfg.BaseURL), NoTools: cfg.NoTools}, nil
+	fmt.Fprintf(c.stderr, "packs: warning: the model saved on the Settings page is not usable, starting without one: %v\n", err)
+	return web.Model{}, nil
 }
 
 // sayReach warns, for a server that listens beyond loopback (packs serve,

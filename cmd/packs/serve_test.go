@@ -388,3 +388,38 @@ func TestServeBeyondLoopback(t *testing.T) {
 		})
 	}
 }
+
+// TestServeSavedModel: a model saved on the Settings page of one packs
+// serve is the model of the next one started on the same home, key
+// included, with no flag; a variable packs serve is started with wins
+// over it, and the settings say so.
+func TestServeSavedModel(t *testing.T) {
+	const key = "sk-saved-in-the-app-4c1d"
+	model := llmtest.NewServer()
+	defer model.Close()
+	model.RequireKey(key)
+	model.Respond(func(r llmtest.Request) llmtest.Turn { return llmtest.Turn{Text: "hello from " + r.Model} })
+	home := t.TempDir()
+	first, printed := startServeAt(t, home, "127.0.0.1:0")
+	if !strings.Contains(printed(), "no model configured") {
+		t.Fatalf("a new home's packs serve printed %q", printed())
+	}
+	first.must(t, "PUT", "/v1/settings/model", `{"provider":"openai","base_url":"`+model.OpenAIURL()+`","model":"saved","max_tokens":300,"api_key":"`+key+`"}`)
+
+	next, printed := startServeAt(t, home, "127.0.0.1:0")
+	if want := "model openai saved at " + model.OpenAIURL(); !strings.Contains(printed(), want) {
+		t.Errorf("the next packs serve printed %q, want %q", printed(), want)
+	}
+	test := next.must(t, "POST", "/v1/settings/model/test", `{"provider":"openai","base_url":"`+model.OpenAIURL()+`","model":"saved","max_tokens":300}`)
+	if test["ok"] != true || test["reply"] != "hello from saved" {
+		t.Errorf("the stored key did not reach the model: %v", test)
+	}
+
+	pinned, _ := startServeAt(t, home, "127.0.0.1:0", "PACKS_MODEL=pinned")
+	st := pinned.must(t, "GET", "/v1/settings/model", "")
+	eff, _ := st["effective"].(map[string]any)
+	over, _ := st["overrides"].([]any)
+	if eff["model"] != "pinned" || len(over) != 1 || over[0].(map[string]any)["from"] != "PACKS_MODEL" {
+		t.Errorf("with PACKS_MODEL set: effective %v, overrides %v", eff, over)
+	}
+}

@@ -168,20 +168,49 @@ func configFileError(name string, err error) error {
 // PACKS_API_KEY, else OPENAI_API_KEY or ANTHROPIC_API_KEY), then flags, whose
 // non-zero fields win. The key is never read from a flag or the file.
 func Resolve(path string, getenv func(string) string, flags Config) (Config, error) {
+	c, _, err := ResolveSaved(path, Config{}, getenv, flags)
+	return c, err
+}
+
+// Override is a setting that packs was started with, from the environment
+// or a flag: it wins over a saved setting.
+type Override struct {
+	Setting string `json:"setting"` // provider, base_url, model or api_key
+	From    string `json:"from"`    // the variable or flag: "PACKS_MODEL", "--model"
+}
+
+// ResolveSaved is Resolve with one more layer: saved, the settings a person
+// saved in the web app (its key from the secret store), laid over the
+// config file and under the environment and flags. It also returns the
+// settings that the environment and flags fix, so that the app can say
+// which of its saved ones do not apply.
+func ResolveSaved(path string, saved Config, getenv func(string) string, flags Config) (Config, []Override, error) {
 	var s fileSettings
 	if path != "" {
 		data, err := os.ReadFile(path)
 		switch {
 		case err == nil:
 			if s, err = parseConfigFile(path, data); err != nil {
-				return Config{}, err
+				return Config{}, nil, err
 			}
 		case !errors.Is(err, os.ErrNotExist):
-			return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+			return Config{}, nil, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
 	}
-	c := s.c
+	var over []Override
+	fix := func(setting, from, v string) {
+		if v != "" {
+			over = append(over, Override{Setting: setting, From: from})
+		}
+	}
 	env := Config{Provider: getenv("PACKS_PROVIDER"), BaseURL: getenv("PACKS_BASE_URL"), Model: getenv("PACKS_MODEL")}
+	fix("provider", "PACKS_PROVIDER", env.Provider)
+	fix("base_url", "PACKS_BASE_URL", env.BaseURL)
+	fix("model", "PACKS_MODEL", env.Model)
+	fix("provider", "--provider", flags.Provider)
+	fix("base_url", "--base-url", flags.BaseURL)
+	fix("model", "--model", flags.Model)
+	c := overlay(s.c, saved)
 	c = overlay(c, env)
 	c = overlay(c, flags)
 	if c.Provider == "" {
@@ -206,11 +235,22 @@ func Resolve(path string, getenv func(string) string, flags Config) (Config, err
 		c.Timeout = DefaultTimeout
 	}
 	for _, name := range []string{s.apiKeyEnv, "PACKS_API_KEY", providerKeyEnv(c.Provider)} {
-		if name != "" && c.APIKey == "" {
-			c.APIKey = getenv(name)
+		if v := envValue(getenv, name); v != "" {
+			c.APIKey = v
+			fix("api_key", name, v)
+			break
 		}
 	}
-	return c, c.Validate()
+	return c, over, c.Validate()
+}
+
+// envValue is getenv for a variable name that may be empty (no file's
+// api_key_env).
+func envValue(getenv func(string) string, name string) string {
+	if name == "" {
+		return ""
+	}
+	return getenv(name)
 }
 
 // hostedAPI are the providers' own services, which answer every request

@@ -183,3 +183,38 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestResolveSaved: settings saved in the web app lie over the config file
+// and under the environment and flags, field by field, and each setting
+// the environment or a flag fixes is named.
+func TestResolveSaved(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(file, []byte("[llm]\nmodel = \"file-model\"\nmax_tokens = 777\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	saved := Config{Provider: "openai", BaseURL: "http://saved.example/v1", Model: "saved-model", APIKey: "saved-key", MaxTokens: 512}
+	got, over, err := ResolveSaved(file, saved, env(nil), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Config{Provider: "openai", BaseURL: "http://saved.example/v1", Model: "saved-model", APIKey: "saved-key", MaxTokens: 512, Timeout: DefaultTimeout}); got != want || len(over) != 0 {
+		t.Errorf("saved over the file: got %+v %v, want %+v and no overrides", got, over, want)
+	}
+	got, over, err = ResolveSaved(file, saved, env(map[string]string{"PACKS_MODEL": "env-model", "OPENAI_API_KEY": "env-key"}), Config{BaseURL: "http://flag.example/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Config{Provider: "openai", BaseURL: "http://flag.example/v1", Model: "env-model", APIKey: "env-key", MaxTokens: 512, Timeout: DefaultTimeout}); got != want {
+		t.Errorf("environment and flags over saved: got %+v, want %+v", got, want)
+	}
+	wantOver := []Override{{"model", "PACKS_MODEL"}, {"base_url", "--base-url"}, {"api_key", "OPENAI_API_KEY"}}
+	if len(over) != len(wantOver) {
+		t.Fatalf("overrides: got %v, want %v", over, wantOver)
+	}
+	for i := range over {
+		if over[i] != wantOver[i] {
+			t.Errorf("override %d: got %v, want %v", i, over[i], wantOver[i])
+		}
+	}
+}

@@ -319,9 +319,9 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w: the message is empty: send {\"text\": \"...\"}", errBadRequest))
 		return
 	}
-	model := s.cfg.Model
+	model := s.currentModel()
 	if model.Provider == nil {
-		writeError(w, http.StatusConflict, codeNoModel, "web: no model is configured: "+s.cfg.HowToConfigure)
+		writeError(w, http.StatusConflict, codeNoModel, "web: no model is configured: set one on the Settings page (PUT /v1/settings/model). "+s.cfg.HowToConfigure)
 		return
 	}
 	s.mu.Lock()

@@ -8,9 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/packs-run/packs/internal/chat"
@@ -221,7 +224,9 @@ func openBrowser(t *testing.T, chromium, shots string) *browser {
 			t.Cleanup(cancelAlloc)
 			t.Cleanup(cancelBrowser)
 			t.Cleanup(cancel)
-			return &browser{t: t, ctx: ctx, shots: shots}
+			b := &browser{t: t, ctx: ctx, shots: shots}
+			b.watchConsole()
+			return b
 		}
 		cancel()
 		cancelBrowser()
@@ -231,6 +236,59 @@ func openBrowser(t *testing.T, chromium, shots string) *browser {
 		}
 		t.Logf("Chromium died at launch (attempt %d), starting it again: %v", attempt, err)
 	}
+}
+
+// watchConsole makes every browser test fail on an error in the page's
+// console: a console.error call, an uncaught exception or a rejected
+// promise nobody handled, and the browser's own error entries (a CSP
+// violation, a script that did not load). A failed request's status is
+// the app's to show, not an error: the browser's network entries are
+// left out.
+func (b *browser) watchConsole() {
+	b.t.Helper()
+	var mu sync.Mutex
+	var errs []string
+	add := func(s string) {
+		mu.Lock()
+		errs = append(errs, s)
+		mu.Unlock()
+	}
+	err := chromedp.Listen(b.ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *cdpruntime.EventConsoleAPICalled:
+			if ev.Type == cdpruntime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
+				}
+				add("console.error: " + strings.Join(parts, " "))
+			}
+		case *cdpruntime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			what := d.Text
+			if d.Exception != nil {
+				what += " " + d.Exception.Description
+			}
+			add(fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, what))
+		case *cdplog.EventEntryAdded:
+			if e := ev.Entry; e.Level == cdplog.EntryLevelError && e.Source != cdplog.EntrySourceNetwork {
+				add(fmt.Sprintf("%s error at %s: %s", e.Source, e.URL, e.Text))
+			}
+		}
+	})
+	if err == nil {
+		_, err = chromedp.Call(b.ctx, cdplog.Enable, struct{}{})
+	}
+	if err != nil {
+		b.t.Fatalf("watch the page's console: %v", err)
+	}
+	b.t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			b.t.Errorf("the page's console has an error: %s", e)
+		}
+	})
 }
 
 func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -271,8 +329,12 @@ func TestBrowserNoModel(t *testing.T) {
 	e.install()
 	b := openBrowser(t, chromium, screenshotDir(t))
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#banner")))
+	// The banner leads to the Settings page; the flags of packs serve are
+	// one click further.
+	b.step("the banner links to Settings", chromedp.WaitVisible(chromedp.CSS(`#banner a[href="#/settings"]`)))
+	b.step("open the other way", chromedp.Click(chromedp.CSS("#banner details.serve-flags summary")))
 	banner := must(t, b.ctx, chromedp.Text(chromedp.CSS("#banner")))
-	if !strings.Contains(banner, "No model is configured") || !strings.Contains(banner, "--provider") {
+	if !strings.Contains(banner, "No model is configured") || !strings.Contains(banner, "Set one up in Settings") || !strings.Contains(banner, "--provider") {
 		t.Errorf("the banner says %q", banner)
 	}
 	// The exact command, for this home: not "<home>", not a bare "packs
@@ -383,7 +445,8 @@ func TestBrowserFiles(t *testing.T) {
 }
 
 // TestBrowserPhone: at phone width (375 px) no page is wider than the
-// screen, and a chat with a table, a tool card and a reply holds.
+// screen (the Settings page too), and a chat with a table, a tool card and
+// a reply holds.
 func TestBrowserPhone(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
@@ -416,7 +479,7 @@ func TestBrowserPhone(t *testing.T) {
 	b.poll("the chat fits", fits)
 	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	b.shot("web-phone")
-	for _, page := range []string{"packs", "audit"} {
+	for _, page := range []string{"packs", "audit", "settings"} {
 		b.step("open "+page, chromedp.Click(chromedp.CSS("#nav-"+page)))
 		b.poll(page+" shows", `!document.querySelector("#view-`+page+`").hidden && document.querySelectorAll("#view-`+page+` .pack, #view-`+page+` tbody tr").length > 0`)
 		b.poll("the "+page+" page fits", fits)

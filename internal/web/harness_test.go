@@ -52,6 +52,9 @@ type envOptions struct {
 	// userHome, when set, is the HOME whose skills folders the app lists
 	// and serves packs used in place from (no test reads the machine's).
 	userHome string
+	// resolveModel is Config.ResolveModel: what packs serve's flags and
+	// environment lay over the Settings page's model.
+	resolveModel func(saved llm.Config) (llm.Config, []llm.Override, error)
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -127,7 +130,8 @@ func newEnv(t testing.TB, opt envOptions) *env {
 	if e.token == "" {
 		e.token = testToken
 	}
-	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model", InPlace: inPlace})
+	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model",
+		InPlace: inPlace, ResolveModel: opt.resolveModel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,13 +56,21 @@ type Model struct {
 	// http://localhost:11434/v1"). It never holds the API key.
 	Describe string
 	NoTools  bool // the model cannot call tools
+	// Config is what the model was built from, for the Settings page and
+	// the agents' default max tokens. Its key is never shown.
+	Config llm.Config
 }
 
 // Config configures a Server.
 type Config struct {
 	App   *app.App  // the state directory: packs, packs.db
 	Chat  chat.Deps // what each chat session works with
-	Model Model
+	Model Model     // the model at start; the Settings page can change it
+	// ResolveModel lays the settings saved on the Settings page (key
+	// included) under packs serve's config file, environment and flags,
+	// which win (llm.ResolveSaved), and names what those fix. nil: the
+	// saved settings stand alone.
+	ResolveModel func(saved llm.Config) (llm.Config, []llm.Override, error)
 	// Addr is host:port; a missing host means 127.0.0.1 (DefaultAddr when
 	// empty).
 	Addr string
@@ -104,6 +112,12 @@ type Server struct {
 	// questions are the tools' questions waiting for the person (questions.go)
 	questions *toolQuestions
 
+	// modelMu guards model, which the Settings page swaps (settings.go);
+	// saveMu makes one save at a time.
+	modelMu sync.RWMutex
+	model   Model
+	saveMu  sync.Mutex
+
 	mu    sync.Mutex
 	chats map[string]*chatState
 	base  context.Context // Serve's context: turns end with it
@@ -129,7 +143,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), questions: newToolQuestions(), chats: map[string]*chatState{}, base: context.Background()}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, static: static, pending: newApprovals(), questions: newToolQuestions(), chats: map[string]*chatState{}, base: context.Background(),
+		model: cfg.Model}, nil
 }
 
 // Listen binds the configured address.
@@ -241,6 +256,8 @@ func (s *Server) apiRoutes() []route {
 		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
 		{"POST /v1/questions/{id}/answer", s.answerQuestion},     // questions.go
 
+		{"GET /v1/settings/model", s.getSettings}, {"PUT /v1/settings/model", s.putSettings}, {"POST /v1/settings/model/test", s.testSettings}, // settings.go
+
 		{"GET /v1/audit", s.audit},
 		{"GET /v1/audit/verify", s.verifyAudit},
 
@@ -300,14 +317,17 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		Configured     bool   `json:"configured"`
 		Describe       string `json:"describe,omitempty"`
 		NoTools        bool   `json:"no_tools"`
+		MaxTokens      int    `json:"max_tokens,omitempty"` // what agents default to
 		HowToConfigure string `json:"how_to_configure,omitempty"`
 		// Commands restart this server with a model: its executable, its
 		// home. Only with the token, as they name the home.
 		Commands []string `json:"commands,omitempty"`
 	}
-	m := model{Configured: s.cfg.Model.Provider != nil, NoTools: s.cfg.Model.NoTools}
+	cur := s.currentModel()
+	m := model{Configured: cur.Provider != nil, NoTools: cur.NoTools}
 	if isAuthenticated(r) {
-		m.Describe = s.cfg.Model.Describe
+		m.Describe = cur.Describe
+		m.MaxTokens = cur.Config.MaxTokens
 	}
 	if !m.Configured {
 		m.HowToConfigure = s.cfg.HowToConfigure

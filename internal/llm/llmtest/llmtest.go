@@ -90,6 +90,7 @@ type Server struct {
 	reqs    []Request
 	respond func(Request) Turn
 	chunk   int
+	key     string // the API key requests must carry; "" takes any
 }
 
 // NewServer starts a fake model on loopback that answers with turns, in
@@ -127,6 +128,16 @@ func (s *Server) Respond(f func(Request) Turn) {
 	s.respond = f
 }
 
+// RequireKey makes the server answer a request that does not carry key
+// (OpenAI: "Authorization: Bearer KEY"; Anthropic: "x-api-key: KEY") with
+// the status and message the providers send for a wrong key, 401, as the
+// providers do; such a request uses up no scripted turn.
+func (s *Server) RequireKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
 // Requests returns every request received so far, oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -141,6 +152,14 @@ func (s *Server) next(r Request) (Turn, int) {
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, r)
 	n := len(s.reqs)
+	if s.key != "" {
+		switch {
+		case r.Protocol == "openai" && r.Header.Get("Authorization") != "Bearer "+s.key:
+			return Turn{Status: http.StatusUnauthorized, Error: "Incorrect API key provided. You can find your API key in your account settings."}, n
+		case r.Protocol == "anthropic" && r.Header.Get("X-Api-Key") != s.key:
+			return Turn{Status: http.StatusUnauthorized, Error: "invalid x-api-key"}, n
+		}
+	}
 	if len(s.turns) > 0 {
 		t := s.turns[0]
 		s.turns = s.turns[1:]

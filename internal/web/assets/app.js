@@ -81,13 +81,14 @@ function setRunning(on) {
 
 function route() {
   const view = (location.hash.replace(/^#\//, "") || "chat").split("/")[0];
-  for (const v of ["chat", "agents", "packs", "audit"]) {
+  for (const v of ["chat", "agents", "packs", "audit", "settings"]) {
     $("#view-" + v).hidden = v !== view;
     $("#nav-" + v).classList.toggle("active", v === view);
   }
   if (view === "packs") loadPacks();
   if (view === "agents") loadAgents();
   if (view === "audit") loadAudit();
+  if (view === "settings") loadSettings();
   if (view === "chat") {
     refreshPackChoices();
     const id = location.hash.split("/")[2];
@@ -118,20 +119,25 @@ async function loadStatus() {
   $("#exposed").hidden = !l.beyond_loopback;
   $("#exposed").textContent = l.beyond_loopback ? "open to the network at " + l.address : "";
   $("#exposed").title = l.beyond_loopback ? "packs serve listens beyond this machine: anyone who reaches " + l.address + " and holds the token acts as you. Restart it with --addr 127.0.0.1:PORT to keep it on this machine." : "";
+  // New agents start with the configured limit, not 0.
+  if (m.max_tokens) $("#agent-max-tokens").defaultValue = m.max_tokens;
+  banner.hidden = m.configured;
   if (!m.configured) {
-    // The exact commands for this server's home and executable: a bare
-    // "packs serve" may not be on PATH, and would open another home.
+    // Set it up here; or, for those who prefer it, the exact commands for
+    // this server's home and executable (a bare "packs serve" may not be
+    // on PATH, and would open another home).
     const cmds = m.commands || [];
-    banner.hidden = false;
     banner.replaceChildren(
       el("strong", {}, "No model is configured. "),
-      cmds.length ? "Stop this server (Ctrl-C) and start it with a model, from the same folder. For a local Ollama:" : m.how_to_configure || "",
-      cmds.length ? el("pre", { class: "cmd" }, cmds[0]) : null,
-      cmds.length > 1 ? "For Anthropic:" : null,
-      cmds.length > 1 ? el("pre", { class: "cmd" }, cmds[1]) : null,
-      cmds.length ? el("details", {}, el("summary", {}, "Other ways"), m.how_to_configure || "") : null,
-      "Meanwhile you can run pack tools by hand from the ",
-      el("a", { href: "#/packs" }, "Packs page"), ".");
+      el("a", { href: "#/settings", class: "set-up-model" }, "Set one up in Settings"),
+      " (a local Ollama, any OpenAI-compatible server, or Anthropic): it applies at once, no restart. ",
+      "Meanwhile you can run pack tools by hand from the ", el("a", { href: "#/packs" }, "Packs page"), ".",
+      el("details", { class: "serve-flags" }, el("summary", {}, "Or start packs serve with a model"),
+        cmds.length ? "Stop this server (Ctrl-C) and start it from the same folder. For a local Ollama:" : null,
+        cmds.length ? el("pre", { class: "cmd" }, cmds[0]) : null,
+        cmds.length > 1 ? "For Anthropic:" : null,
+        cmds.length > 1 ? el("pre", { class: "cmd" }, cmds[1]) : null,
+        m.how_to_configure || ""));
   }
   setRunning(false);
   return true;
@@ -982,6 +988,7 @@ async function start() {
   $("#install-form").addEventListener("submit", install);
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
+  startSettings();
   $("#upload-input").addEventListener("change", ev => uploadFiles(ev.target.files));
   const drop = $("#drop");
   drop.addEventListener("dragover", ev => { ev.preventDefault(); drop.classList.add("over"); });
