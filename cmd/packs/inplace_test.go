@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,25 +17,11 @@ import (
 // (packs/testdata/public-skills/README.md).
 const publicSkills = "../../packs/testdata/public-skills"
 
-// copyTree copies the folder src to dst.
+// copyTree copies the folder src to dst, which holds none of its files.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
+	// os.CopyFS makes the folders and copies the files, modes kept.
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -285,7 +270,11 @@ func TestInPlaceMarketplace(t *testing.T) {
 		t.Errorf("the next call: %s", got[3])
 	}
 	// Put the script back: the content granted, so the grant holds again.
-	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "webapp-testing"), filepath.Join(repo, "skills", "webapp-testing"))
+	back := filepath.Join(repo, "skills", "webapp-testing")
+	if err := os.RemoveAll(back); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "webapp-testing"), back)
 	if got := scriptedChat(t, home, "webapp-testing", []llm.ToolCall{help}, nil); !strings.Contains(got[0], "usage: with_server.py") {
 		t.Errorf("the granted content back: %s", got[0])
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,21 +16,8 @@ import (
 func copySkill(t *testing.T, name, dst string) {
 	t.Helper()
 	src := filepath.Join("..", "..", "packs", "testdata", "public-skills", name)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	// os.CopyFS makes the folders and copies the files, modes kept.
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -228,24 +228,34 @@ func (s *Server) candidate(b settingsBody) (saved, effective llm.Config, err err
 	return saved, effective, nil
 }
 
-// putSettings saves the model settings and applies them at once: the next
-// turn of every chat uses the new model; a turn in flight keeps its own.
-func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
-	var b settingsBody
+// readCandidate reads a request's settings and builds the provider they
+// describe (with the flags and environment laid over them); on a bad body
+// or settings it answers the request and reports false.
+func (s *Server) readCandidate(w http.ResponseWriter, r *http.Request) (b settingsBody, saved, effective llm.Config, p llm.Provider, ok bool) {
 	if err := readJSON(w, r, &b); err != nil {
 		s.fail(w, err)
-		return
+		return b, saved, effective, nil, false
 	}
 	saved, effective, err := s.candidate(b)
 	if err != nil {
 		s.fail(w, err)
-		return
+		return b, saved, effective, nil, false
 	}
-	p, err := llm.New(effective)
-	if err != nil {
+	if p, err = llm.New(effective); err != nil {
 		s.fail(w, fmt.Errorf("%w: %w", errBadRequest, err))
+		return b, saved, effective, nil, false
+	}
+	return b, saved, effective, p, true
+}
+
+// putSettings saves the model settings and applies them at once: the next
+// turn of every chat uses the new model; a turn in flight keeps its own.
+func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
+	b, saved, effective, p, ok := s.readCandidate(w, r)
+	if !ok {
 		return
 	}
+	var err error
 	home := s.cfg.App.Home.Dir()
 	store := secrets.Open(home)
 	s.saveMu.Lock()
@@ -285,19 +295,8 @@ func DescribeModel(c llm.Config) string {
 // testSettings sends one short request to the model the body describes
 // (not saved) and reports the provider's answer or its real error.
 func (s *Server) testSettings(w http.ResponseWriter, r *http.Request) {
-	var b settingsBody
-	if err := readJSON(w, r, &b); err != nil {
-		s.fail(w, err)
-		return
-	}
-	_, effective, err := s.candidate(b)
-	if err != nil {
-		s.fail(w, err)
-		return
-	}
-	p, err := llm.New(effective)
-	if err != nil {
-		s.fail(w, fmt.Errorf("%w: %w", errBadRequest, err))
+	_, _, effective, p, ok := s.readCandidate(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), testTimeout)
