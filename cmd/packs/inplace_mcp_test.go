@@ -21,7 +21,7 @@ func TestInPlaceMCP(t *testing.T) {
 	home, user := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", user)
 	dir := filepath.Join(user, ".agents", "skills", "webapp-testing")
-	copyTree(t, filepath.Join(publicSkills, "webapp-testing"), dir)
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "webapp-testing"), dir)
 	policy := filepath.Join(home, "policy.toml")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)

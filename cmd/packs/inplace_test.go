@@ -99,7 +99,7 @@ func TestInPlaceScriptSkill(t *testing.T) {
 	home, user := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", user)
 	dir := filepath.Join(user, ".codex", "skills", "webapp-testing")
-	copyTree(t, filepath.Join(publicSkills, "webapp-testing"), dir)
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "webapp-testing"), dir)
 	script := filepath.Join(dir, "scripts", "with_server.py")
 
 	rows := listed(t, home, "webapp-testing")
@@ -193,7 +193,7 @@ func TestInPlaceKnowledgeSkill(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", t.TempDir())
 	dir := filepath.Join(project, ".claude", "skills", "internal-comms")
-	copyTree(t, filepath.Join(publicSkills, "internal-comms"), dir)
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "internal-comms"), dir)
 	t.Chdir(project)
 
 	rows := listed(t, home, "internal-comms")
@@ -322,7 +322,7 @@ func TestInPlaceMarketplace(t *testing.T) {
 func TestInPlaceAgent(t *testing.T) {
 	home, user := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", user)
-	copyTree(t, filepath.Join(publicSkills, "internal-comms"), filepath.Join(user, ".agents", "skills", "internal-comms"))
+	copyTree(t, filepath.Join(publicSkills, "anthropic-skills", "skills", "internal-comms"), filepath.Join(user, ".agents", "skills", "internal-comms"))
 	withHome(t, home, "agent", "create", "writer", "--prompt", "Write updates.", "--capability", "internal-comms").mustCode(t, exitOK)
 	withHome(t, home, "agent", "create", "nobody", "--capability", "no-such-skill").mustCode(t, exitUsage)
 	srv := llmtest.NewServer(

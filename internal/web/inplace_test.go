@@ -15,7 +15,7 @@ import (
 // copySkill copies a public skill of packs/testdata/public-skills to dst.
 func copySkill(t *testing.T, name, dst string) {
 	t.Helper()
-	src := filepath.Join("..", "..", "packs", "testdata", "public-skills", name)
+	src := filepath.Join("..", "..", "packs", "testdata", "public-skills", "anthropic-skills", "skills", name)
 	// os.CopyFS makes the folders and copies the files, modes kept.
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
