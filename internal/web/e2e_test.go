@@ -178,13 +178,12 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("web-audit")
 
-	step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("notes")
 	step("the notes pack shows", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
-	pack := must(t, ctx, chromedp.Text(chromedp.CSS(`.pack[data-pack="notes"]`)))
+	pack := must(t, ctx, chromedp.Text(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
 	if !strings.Contains(pack, "terminal_exec") || !strings.Contains(pack, "sh") {
-		t.Errorf("the packs page does not show what notes asks for: %q", pack)
+		t.Errorf("the pack's page does not show what notes asks for: %q", pack)
 	}
-	shot("web-packs")
 
 	// The server saw the browser's requests as its own origin: nothing
 	// was refused on the way.
@@ -320,6 +319,16 @@ func (b *browser) poll(what, expr string) {
 	b.step(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second)))
 }
 
+// openPack opens the Packs page, then the page of the pack name from its
+// row in the list.
+func (b *browser) openPack(name string) {
+	b.t.Helper()
+	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	row := `.pack-row[data-pack="` + name + `"] a.pack-link`
+	b.step("open the page of "+name, chromedp.WaitVisible(chromedp.CSS(row)), chromedp.Click(chromedp.CSS(row)))
+	b.poll("the page of "+name+" shows", `document.querySelector("#pack-page").dataset.pack === `+jsString(name)+` && !document.querySelector("#pack-page").hidden`)
+}
+
 // count is a JavaScript expression: how many elements match sel.
 func count(sel string) string { return `document.querySelectorAll(` + jsString(sel) + `).length` }
 
@@ -345,7 +354,7 @@ func TestBrowserNoModel(t *testing.T) {
 		t.Errorf("the banner does not name this home (%s): %q", want, banner)
 	}
 	b.poll("send is disabled", `document.querySelector("#send").disabled`)
-	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("notes")
 	b.step("the notes tools show", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] details.tool`)))
 	b.poll("bad JSON is refused in the page", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":'; d.querySelector(".run-by-hand").click(); return true; })()`)
 	b.poll("the page says the JSON is bad", `[...document.querySelectorAll(".tool-out .error")].some(p => p.textContent.includes("not JSON"))`)
