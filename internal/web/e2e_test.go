@@ -532,9 +532,6 @@ func TestBrowserPhone(t *testing.T) {
 			b.poll("the audit table scrolls inside its card", `(() => { const w = document.querySelector("#audit-table").closest(".table-wrap"), r = w.getBoundingClientRect();
 				return getComputedStyle(w).overflowX === "auto" && r.left >= 0 && r.right <= window.innerWidth; })()`)
 		}
-		if page == "settings" {
-			b.shot("web-phone-settings")
-		}
 	}
 	b.openPack("notes")
 	b.poll("its tools show", count(`#pack-page details.tool`)+` === 5`)
