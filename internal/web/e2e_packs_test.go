@@ -170,6 +170,10 @@ func TestBrowserAddPack(t *testing.T) {
 	b.step("review a folder", chromedp.SendKeys(chromedp.CSS("#add-source"), notesPack), chromedp.Click(chromedp.CSS("#add-review")))
 	b.poll("the dialog shows what notes asks for", `!document.querySelector("#add-step-consent").hidden && document.querySelector('#consent li[data-cap="terminal_exec"]').textContent.includes("sh") && document.querySelectorAll("#consent .consent-tools li").length === 5`)
 	b.poll("nothing is ticked", `!document.querySelector('#consent li[data-cap="terminal_exec"] input').checked`)
+	// Every part of the dialog is the pack's text or ours: no stray value.
+	if txt := must(t, b.ctx, chromedp.Text(chromedp.CSS("#consent"))); strings.Contains(txt, "null") || strings.Contains(txt, "undefined") {
+		t.Errorf("the dialog shows a stray value: %q", txt)
+	}
 	b.shot("web-add-pack")
 	if got := installed(); len(got) != 0 {
 		t.Fatalf("the review installed %v", got)

@@ -357,7 +357,7 @@ function showConsent(offer, update) {
         c.pre_approved ? el("div", { class: "ok small" }, "pre-approved by the policy") : null,
         update && !isNew ? el("div", { class: "muted small" }, (offer.carried || []).includes(c.capability) ? "your grant carries over" : "not granted") : null));
   });
-  $("#consent").replaceChildren(
+  $("#consent").replaceChildren(...[
     el("p", {}, el("strong", {}, offer.name), " ", el("span", { class: "muted" }, update ? (offer.from || "–") + " → " + (offer.version || "–") : offer.version || ""),
       el("br"), offer.description),
     el("p", { class: "muted small source" }, "From ", el("span", { class: "mono" }, offer.source), el("br"), el("span", { class: "mono" }, offer.integrity),
@@ -369,7 +369,8 @@ function showConsent(offer, update) {
     offer.capabilities.length ? el("p", { class: "muted small" }, "Tick what you grant. Nothing ticked is granted; every tool call still waits for your Run or Deny.") : null,
     el("h4", {}, offer.tools.length + (offer.tools.length === 1 ? " tool" : " tools")),
     el("ul", { class: "consent-tools" }, ...offer.tools.map(t => el("li", {}, el("code", {}, t.name), " — ", t.description))),
-    ...(offer.warnings || []).map(f => el("div", { class: "notice small" }, `${f.file}:${f.line}: ${f.severity}: ${f.rule}: ${f.message}`)));
+    ...(offer.warnings || []).map(f => el("div", { class: "notice small" }, `${f.file}:${f.line}: ${f.severity}: ${f.rule}: ${f.message}`)),
+  ].filter(Boolean));
 }
 
 async function confirmConsent() {
