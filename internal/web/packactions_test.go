@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -317,5 +318,53 @@ func TestPackDetailsPaths(t *testing.T) {
 	}
 	if st := e.do("GET", "/v1/packs/notes?chat=chat_nosuch", nil, nil); st != http.StatusNotFound {
 		t.Errorf("an unknown chat: got %d, want 404", st)
+	}
+}
+
+// TestInstallFromURL: the app installs from a URL as packs add does (a git
+// repository here), preview first, then bound to the reviewed content; the
+// lock records the resolved commit.
+func TestInstallFromURL(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	if err := os.CopyFS(work, os.DirFS(notesPack)); err != nil {
+		t.Fatal(err)
+	}
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+root)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git(root, "init", "-q", work)
+	git(work, "add", "-A")
+	git(work, "commit", "-q", "-m", "v1")
+	commit := git(work, "rev-parse", "HEAD")
+	bare := filepath.Join(root, "notes.git")
+	git(root, "clone", "-q", "--bare", work, bare)
+	url := "git+file://" + filepath.ToSlash(bare) + "#main"
+
+	e := newEnv(t, envOptions{})
+	var offer offerJSON
+	e.must(http.StatusOK, "POST", "/v1/packs", map[string]any{"source": url, "preview": true}, &offer)
+	if offer.Name != "notes" || len(offer.Capabilities) != 1 {
+		t.Fatalf("the offer of %s: got %+v", url, offer)
+	}
+	var p packJSON
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": url, "integrity": offer.Integrity, "grant": []string{"terminal_exec"}}, &p)
+	entry, err := e.app.Home.Entry("notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Integrity != offer.Integrity || !strings.Contains(entry.Resolved, commit) {
+		t.Errorf("installed from %s: integrity %s (reviewed %s), resolved %q (commit %s)", url, p.Integrity, offer.Integrity, entry.Resolved, commit)
 	}
 }
