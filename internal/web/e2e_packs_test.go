@@ -52,6 +52,8 @@ func TestBrowserPacks(t *testing.T) {
 		b.poll(what+": "+want, want)
 	}
 	filter("search for other", "#packs-search", "other", rows+` === "other"`)
+	b.step("press Enter in the search", chromedp.SendKeys(chromedp.CSS("#packs-search"), "\r"))
+	b.poll("the page stays, still filtered", `location.hash === "#/packs" && location.search === "" && `+rows+` === "other"`)
 	filter("search for a tool's name", "#packs-search", "rows", `(() => { const r = `+rows+`; return r.includes("notes") && r.includes("other") && !r.includes("web-fetch"); })()`)
 	filter("search for nothing known", "#packs-search", "zzz-no-such", `document.querySelector("#packs").textContent.includes("No pack matches")`)
 	filter("clear the search", "#packs-search", "", `(`+rows+`).includes("web-fetch")`)

@@ -17,7 +17,12 @@ function showPacks() {
   $("#packs-list-view").hidden = !!name;
   $("#pack-page").hidden = !name;
   if (name) loadPackPage(name);
-  else loadPacks();
+  else {
+    // A page left behind must not answer for the next one.
+    $("#pack-page").replaceChildren();
+    delete $("#pack-page").dataset.pack;
+    loadPacks();
+  }
 }
 
 // ---- the list ----
@@ -117,7 +122,9 @@ async function reviewGrant(pack, cap, keep) {
 
 async function loadPackPage(name) {
   const root = $("#pack-page");
+  if (root.dataset.pack !== name) root.replaceChildren(backLink(), el("p", { class: "muted" }, "Loading…"));
   delete root.dataset.pack;
+  $("#packs-notice").replaceChildren();
   let p;
   // A chat open in the page: the paths a call holds are shown in its
   // workspace.
@@ -406,6 +413,7 @@ async function reviewUpdate(name) {
 
 function startPacks() {
   for (const id of ["#packs-search", "#packs-status", "#packs-origin", "#packs-granted"]) $(id).addEventListener("input", renderPackList);
+  $("#packs-filter").addEventListener("submit", ev => ev.preventDefault()); // Enter in the search filters; it goes nowhere
   $("#add-open").addEventListener("click", openAddDialog);
   $("#add-form").addEventListener("submit", reviewAdd);
   $("#add-cancel").addEventListener("click", closeAddDialog);
