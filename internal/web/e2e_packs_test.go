@@ -10,6 +10,17 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// other is a copy of the notes pack named name.
+func other(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS(notesPack)); err != nil {
+		t.Fatal(err)
+	}
+	renamePack(t, dir, name)
+	return dir
+}
+
 // rows is a JavaScript expression: the names of the packs the list shows,
 // joined with commas.
 const rows = `[...document.querySelectorAll("#packs .pack-row")].map(r => r.dataset.pack).join(",")`
@@ -33,12 +44,7 @@ func TestBrowserPacks(t *testing.T) {
 	e := newEnv(t, envOptions{builtins: true, userHome: user, policy: policy})
 	src := notesVariant(t, "SKILL.md", func(s string) string { return s })
 	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": src, "grant": []string{"terminal_exec"}}, nil)
-	other := filepath.Join(t.TempDir(), "other")
-	if err := os.CopyFS(other, os.DirFS(notesPack)); err != nil {
-		t.Fatal(err)
-	}
-	renamePack(t, other, "other")
-	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": other}, nil)
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": other(t, "other")}, nil)
 
 	b := openBrowser(t, chromium, screenshotDir(t))
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
@@ -144,11 +150,7 @@ func TestBrowserPacks(t *testing.T) {
 func TestBrowserAddPack(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
-	archived := filepath.Join(t.TempDir(), "archived")
-	if err := os.CopyFS(archived, os.DirFS(notesPack)); err != nil {
-		t.Fatal(err)
-	}
-	renamePack(t, archived, "archived")
+	archived := other(t, "archived")
 	archive := filepath.Join(t.TempDir(), "archived.tar.gz")
 	if err := os.WriteFile(archive, tarPack(t, archived, "archived"), 0o644); err != nil {
 		t.Fatal(err)
@@ -209,6 +211,13 @@ func TestBrowserAddPack(t *testing.T) {
 	if a.Capabilities[0].Granted {
 		t.Errorf("nothing was ticked, yet %s is granted", a.Capabilities[0].Capability)
 	}
+
+	url, _ := gitSource(t, other(t, "fromgit"))
+	b.step("open Add a pack for a URL", chromedp.Click(chromedp.CSS("#add-open")))
+	b.step("review the URL", chromedp.SendKeys(chromedp.CSS("#add-source"), url), chromedp.Click(chromedp.CSS("#add-review")))
+	b.poll("the dialog shows the repository's pack", `!document.querySelector("#add-step-consent").hidden && document.querySelector("#consent").textContent.includes("fromgit") && document.querySelector("#consent").textContent.includes(`+jsString(url)+`)`)
+	b.step("install it", chromedp.Click(chromedp.CSS("#add-confirm")))
+	b.poll("installed", `document.querySelector("#packs-notice").textContent.includes("Installed fromgit")`)
 
 	b.step("open Add a pack with a bad path", chromedp.Click(chromedp.CSS("#add-open")))
 	b.step("review a path that is no pack", chromedp.SendKeys(chromedp.CSS("#add-source"), t.TempDir()), chromedp.Click(chromedp.CSS("#add-review")))

@@ -121,13 +121,8 @@ func TestPackActionsApplyPolicy(t *testing.T) {
 		t.Errorf("a refused update changed the pack: %s, was %s", p.Integrity, installed.Integrity)
 	}
 
-	other := filepath.Join(t.TempDir(), "other")
-	if err := os.CopyFS(other, os.DirFS(notesPack)); err != nil {
-		t.Fatal(err)
-	}
-	renamePack(t, other, "other")
 	eb = errorBody{}
-	if st := e.do("POST", "/v1/packs", map[string]any{"source": other, "preview": true}, &eb); st != http.StatusForbidden || eb.Error.Code != codeDenied {
+	if st := e.do("POST", "/v1/packs", map[string]any{"source": other(t, "other"), "preview": true}, &eb); st != http.StatusForbidden || eb.Error.Code != codeDenied {
 		t.Errorf("preview a blocked pack: got %d %+v, want 403 denied", st, eb.Error)
 	}
 }
@@ -325,12 +320,35 @@ func TestPackDetailsPaths(t *testing.T) {
 // repository here), preview first, then bound to the reviewed content; the
 // lock records the resolved commit.
 func TestInstallFromURL(t *testing.T) {
+	url, commit := gitSource(t, notesPack)
+	e := newEnv(t, envOptions{})
+	var offer offerJSON
+	e.must(http.StatusOK, "POST", "/v1/packs", map[string]any{"source": url, "preview": true}, &offer)
+	if offer.Name != "notes" || len(offer.Capabilities) != 1 {
+		t.Fatalf("the offer of %s: got %+v", url, offer)
+	}
+	var p packJSON
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": url, "integrity": offer.Integrity, "grant": []string{"terminal_exec"}}, &p)
+	entry, err := e.app.Home.Entry("notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Integrity != offer.Integrity || !strings.Contains(entry.Resolved, commit) {
+		t.Errorf("installed from %s: integrity %s (reviewed %s), resolved %q (commit %s)", url, p.Integrity, offer.Integrity, entry.Resolved, commit)
+	}
+}
+
+// gitSource commits a copy of the pack folder dir to a bare git
+// repository and returns its git+file:// URL (branch main) and the
+// commit. It skips the test without git.
+func gitSource(t *testing.T, dir string) (url, commit string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	root := t.TempDir()
 	work := filepath.Join(root, "work")
-	if err := os.CopyFS(work, os.DirFS(notesPack)); err != nil {
+	if err := os.CopyFS(work, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
 	git := func(dir string, args ...string) string {
@@ -347,24 +365,8 @@ func TestInstallFromURL(t *testing.T) {
 	git(root, "init", "-q", work)
 	git(work, "add", "-A")
 	git(work, "commit", "-q", "-m", "v1")
-	commit := git(work, "rev-parse", "HEAD")
-	bare := filepath.Join(root, "notes.git")
+	commit = git(work, "rev-parse", "HEAD")
+	bare := filepath.Join(root, filepath.Base(dir)+".git")
 	git(root, "clone", "-q", "--bare", work, bare)
-	url := "git+file://" + filepath.ToSlash(bare) + "#main"
-
-	e := newEnv(t, envOptions{})
-	var offer offerJSON
-	e.must(http.StatusOK, "POST", "/v1/packs", map[string]any{"source": url, "preview": true}, &offer)
-	if offer.Name != "notes" || len(offer.Capabilities) != 1 {
-		t.Fatalf("the offer of %s: got %+v", url, offer)
-	}
-	var p packJSON
-	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": url, "integrity": offer.Integrity, "grant": []string{"terminal_exec"}}, &p)
-	entry, err := e.app.Home.Entry("notes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Integrity != offer.Integrity || !strings.Contains(entry.Resolved, commit) {
-		t.Errorf("installed from %s: integrity %s (reviewed %s), resolved %q (commit %s)", url, p.Integrity, offer.Integrity, entry.Resolved, commit)
-	}
+	return "git+file://" + filepath.ToSlash(bare) + "#main", commit
 }
