@@ -107,9 +107,7 @@ func (s *Server) inPlaceDetails(r *http.Request, name string, notInstalled error
 		if p.Name == name && p.HiddenBy == "" {
 			out := s.inPlaceInfo(r.Context(), p)
 			if p.Pack != nil {
-				if out.Docs, err = readDocs(p.Pack); err != nil {
-					return out, err
-				}
+				out.Docs = s.docs(p.Pack)
 			}
 			return out, nil
 		}

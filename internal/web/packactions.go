@@ -176,7 +176,7 @@ func (s *Server) updatePack(w http.ResponseWriter, r *http.Request) {
 		grants := slices.Clone(o.Carried)
 		for _, n := range grant {
 			if _, ok := o.Diff.Added[n]; !ok {
-				return nil, fmt.Errorf("%w: grant: %s %s does not newly ask for %s: its other grants carry over", dist.ErrNotRequested, name, o.Staged.Name(), n)
+				return nil, fmt.Errorf("%w: grant: this update of %s does not newly ask for %s: grant only its new requests (its other grants carry over)", dist.ErrNotRequested, name, n)
 			}
 			grants = o.Widen(grants, n)
 		}

@@ -173,9 +173,7 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	if ip.Pack == nil {
 		return out, nil
 	}
-	if out.Docs, err = readDocs(ip.Pack); err != nil {
-		return out, err
-	}
+	out.Docs = s.docs(ip.Pack)
 	ref := ip.Entry.Ref()
 	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "", s.cfg.App.Grants().Lapse())
 	if err != nil {
@@ -240,6 +238,18 @@ func inWorkspace(l []string, ws string) []string {
 		}
 	}
 	return out
+}
+
+// docs is readDocs for a pack's details: docs that cannot be read are
+// left out (the page says so) and logged, and the rest of the details
+// stand.
+func (s *Server) docs(p *packs.Pack) *docsJSON {
+	d, err := readDocs(p)
+	if err != nil {
+		s.log.Warn("web: a pack's docs cannot be read", "pack", p.Name, "err", err)
+		return nil
+	}
+	return d
 }
 
 // readDocs renders the body of p's entry doc (its frontmatter left out),
