@@ -853,7 +853,10 @@ async function start() {
   drop.addEventListener("dragover", ev => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", ev => { ev.preventDefault(); drop.classList.remove("over"); uploadFiles(ev.dataTransfer.files); });
-  if (window.matchMedia("(max-width: 700px)").matches) for (const d of document.querySelectorAll("aside.chats details.fold")) d.open = false;
+  if (window.matchMedia("(max-width: 700px)").matches) {
+    for (const d of document.querySelectorAll("aside.chats details.fold")) d.open = false;
+    $("#composer").placeholder = "Message the model"; // the long hint does not fit a phone's composer
+  }
   $("#context-open").addEventListener("click", () => setDrawer(true));
   $("#context-close").addEventListener("click", () => setDrawer(false));
   document.addEventListener("keydown", ev => { if (ev.key === "Escape") setDrawer(false); });
