@@ -379,11 +379,6 @@ func (c *cli) explainEnv(a *app.App) capability.Env {
 	return capability.Env{Home: home, Getenv: c.getenv, Workspace: filepath.Join(a.Home.WorkspacesDir(), "cli")}
 }
 
-// forgetGrantsHook is an App.Removed hook: a removed pack keeps no grants.
-func forgetGrantsHook(a *app.App) func(context.Context, string) error {
-	return func(ctx context.Context, name string) error { return a.DB.DeleteGrants(ctx, name) }
-}
-
 // joinOr joins list, or says none.
 func joinOr(list []string, none string) string {
 	if len(list) == 0 {

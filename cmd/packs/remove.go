@@ -23,7 +23,6 @@ Its grants go with it.
 				return err
 			}
 			defer a.Close()
-			a.Removed = append(a.Removed, forgetGrantsHook(a))
 			e, err := a.Remove(cmd.Context(), args[0])
 			if err != nil {
 				return err

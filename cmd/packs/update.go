@@ -220,7 +220,7 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e dist.LockEntry, yes, 
 					return nil, err
 				}
 				if yes {
-					grants = widenGrant(grants, n, added, o.Request)
+					grants = o.Widen(grants, n)
 				}
 			}
 		}
@@ -271,24 +271,6 @@ func (c *cli) updateOne(ctx context.Context, a *app.App, e dist.LockEntry, yes, 
 		fmt.Fprintf(w, "new requests not granted: %s (grant with packs grant %s CAP)\n", strings.Join(notGranted, ", "), ne.Name)
 	}
 	return nil
-}
-
-// widenGrant adds resources to the grant of n, or grants them when n has
-// no grant yet. A capability with no resources is granted whole.
-func widenGrant(grants []capability.UserGrant, n capability.Name, added []string, req capability.Request) []capability.UserGrant {
-	for i, u := range grants {
-		if u.Capability == n {
-			if len(u.Resources) > 0 {
-				grants[i].Resources = append(slices.Clone(u.Resources), added...)
-			}
-			return grants
-		}
-	}
-	u := capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
-	if len(req.Resources(n)) > 0 {
-		u.Resources = slices.Clone(added)
-	}
-	return append(grants, u)
 }
 
 // orEmpty is l, or an empty list for JSON's [] instead of null.

@@ -314,8 +314,10 @@ func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capabilit
 	return a.MirrorGrants(ctx, name)
 }
 
-// Remove uninstalls a pack, deletes its packs.db row and runs the Removed
-// hooks. It returns the lock entry that was removed.
+// Remove uninstalls a pack, deletes its packs.db row and every grant of
+// it (persistent and per chat: a pack added again later is a new
+// decision), and runs the Removed hooks. It returns the lock entry that was
+// removed. Every front end removes through it (packs remove, the web app).
 func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	e, err := a.Home.Remove(ctx, name)
 	if err != nil {
@@ -329,6 +331,9 @@ func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	}
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
 		return e, fmt.Errorf("app: %s is removed, but packs.db was not updated (the next start repairs it): %w", name, err)
+	}
+	if err := a.DB.DeleteGrants(ctx, name); err != nil {
+		return e, fmt.Errorf("app: %s is removed, but its grants are still in packs.db: %w", name, err)
 	}
 	// A pack added again later starts enabled.
 	if _, err := a.DB.SetDisabled(ctx, name, false); err != nil {

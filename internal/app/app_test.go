@@ -163,3 +163,30 @@ func TestOpenNeedsHome(t *testing.T) {
 		t.Fatal("Open without a home succeeded")
 	}
 }
+
+// TestRemoveForgetsGrants: a removed pack keeps no grant in packs.db, its
+// persistent grants nor those made in a chat, whichever front end removed
+// it (packs remove, the web app): the rule is Remove's, not a front end's.
+func TestRemoveForgetsGrants(t *testing.T) {
+	ctx := context.Background()
+	a := open(t, filepath.Join(t.TempDir(), "home"))
+	st, err := a.Home.Stage(ctx, writePack(t, "weather", "1.0.0"), dist.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := installStaged(ctx, a, st, whole(capability.Network)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DB.PutGrant(ctx, "weather", "chat_1", capability.UserGrant{Capability: capability.Network, Scope: capability.ScopeChat}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := a.DB.Grants(ctx, "weather"); err != nil || len(rows) != 2 {
+		t.Fatalf("grants before remove: got %d, %v; want 2", len(rows), err)
+	}
+	if _, err := a.Remove(ctx, "weather"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := a.DB.Grants(ctx, "weather"); err != nil || len(rows) != 0 {
+		t.Errorf("grants after remove: got %+v, %v; want none", rows, err)
+	}
+}

@@ -101,6 +101,28 @@ type Offer struct {
 	InPlace []capability.UserGrant
 }
 
+// Widen is grants (an update's carried grants) with the resources the
+// update newly asks for under n added: the person said yes to n's new
+// requests (packs update's question, the web app's update dialog). A
+// capability not granted before is granted for its new resources only; one
+// with no resources is granted whole.
+func (o Offer) Widen(grants []capability.UserGrant, n capability.Name) []capability.UserGrant {
+	added := o.Diff.Added[n]
+	for i, u := range grants {
+		if u.Capability == n {
+			if len(u.Resources) > 0 {
+				grants[i].Resources = append(slices.Clone(u.Resources), added...)
+			}
+			return grants
+		}
+	}
+	u := capability.UserGrant{Capability: n, Scope: capability.ScopePersistent}
+	if len(o.Request.Resources(n)) > 0 {
+		u.Resources = slices.Clone(added)
+	}
+	return append(grants, u)
+}
+
 // Consent decides, for the person, what a pack about to be installed is
 // granted: persistent grants within its request. An error (wrapping
 // ErrDeclined when the answer is no) installs nothing and is returned as

@@ -69,6 +69,11 @@ func TestAPINeedsToken(t *testing.T) {
 		{"GET", "/v1/invocations", nil},
 		{"GET", "/v1/audit", nil},
 		{"GET", "/v1/audit/verify", nil},
+		{"POST", "/v1/packs", map[string]any{"source": notesPack, "preview": true}},
+		{"POST", "/v1/packs/notes/update", map[string]any{"preview": true}},
+		{"POST", "/v1/packs/notes/disable", nil},
+		{"POST", "/v1/packs/notes/enable", nil},
+		{"DELETE", "/v1/packs/notes", nil}, // last of those that need notes
 		{"GET", "/v1/no-such-endpoint", nil},
 		{"HEAD", "/v1/audit", nil},
 		{"POST", "/", nil},

@@ -72,7 +72,7 @@ func TestBrowserContentBlocks(t *testing.T) {
 	args := string(raw)
 	b := openBrowser(t, chromium, screenshotDir(t))
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#banner")))
-	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("media")
 	b.step("the media tool shows", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="media"] details.tool`)))
 	b.poll("run show by hand", `(() => { const d = document.querySelector(".pack[data-pack=media] details.tool"); d.open = true; d.querySelector(".tool-args").value = `+jsString(args)+`; d.querySelector(".run-by-hand").click(); return true; })()`)
 	b.poll("the text shows", `[...document.querySelectorAll(".tool-out .blocks pre")].some(p => p.textContent === "a pixel")`)

@@ -84,6 +84,6 @@ func TestBrowserAgents(t *testing.T) {
 	b.poll("it is gone", `document.querySelector("#agents .empty") !== null`)
 
 	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
-	b.poll("a deprecated pack says so", `(document.querySelector('.pack[data-pack="old"] h3 .badge.deprecated') || {}).textContent === "deprecated"`)
+	b.poll("a deprecated pack says so", `(document.querySelector('.pack-row[data-pack="old"] .badge.deprecated') || {}).textContent === "deprecated"`)
 	b.poll("the packs page fits", fits)
 }

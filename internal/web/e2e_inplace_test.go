@@ -24,7 +24,7 @@ func TestBrowserInPlace(t *testing.T) {
 	b.step("attach it", chromedp.Evaluate[chromedp.Void](`document.querySelector("details.fold:has(#attached)").open = true`),
 		chromedp.SetValue(chromedp.CSS("#attach-select"), "webapp-testing"), chromedp.Click(chromedp.CSS("#attach-btn")))
 	b.poll("it is attached", count("#attached .detach")+` === 1`)
-	b.step("open packs", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("webapp-testing")
 	b.poll("its card says where it lives", `[...document.querySelectorAll(".pack[data-pack='webapp-testing'] .in-place")].some(n => n.textContent.includes(`+jsString(dir)+`) && n.textContent.includes("user folder"))`)
 	b.step("grant python3", chromedp.Click(chromedp.CSS(".pack[data-pack='webapp-testing'] .caps-table button.small-btn")))
 	b.poll("it is granted", `[...document.querySelectorAll(".pack[data-pack='webapp-testing'] .caps-table td.ok")].length === 1`)

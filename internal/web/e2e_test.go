@@ -178,13 +178,12 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("web-audit")
 
-	step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("notes")
 	step("the notes pack shows", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
-	pack := must(t, ctx, chromedp.Text(chromedp.CSS(`.pack[data-pack="notes"]`)))
+	pack := must(t, ctx, chromedp.Text(chromedp.CSS(`.pack[data-pack="notes"] .caps-table`)))
 	if !strings.Contains(pack, "terminal_exec") || !strings.Contains(pack, "sh") {
-		t.Errorf("the packs page does not show what notes asks for: %q", pack)
+		t.Errorf("the pack's page does not show what notes asks for: %q", pack)
 	}
-	shot("web-packs")
 
 	// The server saw the browser's requests as its own origin: nothing
 	// was refused on the way.
@@ -314,10 +313,35 @@ func (b *browser) shot(name string) {
 	b.t.Logf("screenshot: %s", p)
 }
 
+// shotScreen saves what the screen shows (not the whole page) as
+// name.png: on a phone, the first screen.
+func (b *browser) shotScreen(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	p := filepath.Join(b.shots, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
 // poll waits until the JavaScript expression is truthy.
 func (b *browser) poll(what, expr string) {
 	b.t.Helper()
 	b.step(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(20*time.Second)))
+}
+
+// openPack opens the Packs page, then the page of the pack name from its
+// row in the list.
+func (b *browser) openPack(name string) {
+	b.t.Helper()
+	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	row := `.pack-row[data-pack="` + name + `"] a.pack-link`
+	b.step("open the page of "+name, chromedp.WaitVisible(chromedp.CSS(row)), chromedp.Click(chromedp.CSS(row)))
+	b.poll("the page of "+name+" shows", `document.querySelector("#pack-page").dataset.pack === `+jsString(name)+` && !document.querySelector("#pack-page").hidden`)
 }
 
 // count is a JavaScript expression: how many elements match sel.
@@ -345,7 +369,7 @@ func TestBrowserNoModel(t *testing.T) {
 		t.Errorf("the banner does not name this home (%s): %q", want, banner)
 	}
 	b.poll("send is disabled", `document.querySelector("#send").disabled`)
-	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	b.openPack("notes")
 	b.step("the notes tools show", chromedp.WaitVisible(chromedp.CSS(`.pack[data-pack="notes"] details.tool`)))
 	b.poll("bad JSON is refused in the page", `(() => { const d = [...document.querySelectorAll(".pack[data-pack=notes] details.tool")].find(d => d.textContent.includes("echo")); d.open = true; d.querySelector(".tool-args").value = '{"text":'; d.querySelector(".run-by-hand").click(); return true; })()`)
 	b.poll("the page says the JSON is bad", `[...document.querySelectorAll(".tool-out .error")].some(p => p.textContent.includes("not JSON"))`)
@@ -446,13 +470,18 @@ func TestBrowserFiles(t *testing.T) {
 	b.shot("web-files")
 }
 
-// TestBrowserPhone: at phone width (375 px) no page is wider than the
-// screen (the Settings page too), and a chat with a table, a tool card and
-// a reply holds.
+// TestBrowserPhone: at phone width (375 px) the composer is on the first
+// screen, with and without a conversation above it; the chat's attached
+// packs and files are a drawer, closed until asked for; tables scroll
+// inside their card; and on every page (the chat, its drawer, agents, the
+// packs list, a pack's page, the Add a pack dialog, audit, settings) no
+// page is wider than the screen and no visible control lies beyond its
+// edges (one in a table that scrolls inside its card counts where the card
+// is).
 func TestBrowserPhone(t *testing.T) {
 	chromium := findChromium(t)
 	e := newEnv(t, envOptions{})
-	e.install()
+	e.install("terminal_exec")
 	e.model.Push(
 		calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)),
 		calls(call("notes__rows", `{}`)),
@@ -461,16 +490,29 @@ func TestBrowserPhone(t *testing.T) {
 	b := openBrowser(t, chromium, screenshotDir(t))
 	b.step("a phone's screen", chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2)))
 	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
-	fits := `document.documentElement.scrollWidth <= window.innerWidth`
-	b.poll("the empty app fits", fits)
+	inView := func(where string) {
+		t.Helper()
+		b.poll(where+": the page fits", `document.documentElement.scrollWidth <= window.innerWidth`)
+		if off := must(t, b.ctx, chromedp.Evaluate[string](offScreen)); off != "" {
+			t.Errorf("%s: controls beyond the screen's edges: %s", where, off)
+		}
+	}
+	composerShows := `(() => { const w = window.innerHeight; return [document.querySelector("#composer"), document.querySelector("#send")].every(e => {
+		const r = e.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= w; }); })()`
+	b.poll("the composer is on the first screen", composerShows)
+	b.poll("the chat's packs and files are closed", `document.querySelector("#attached").offsetParent === null && document.querySelector("#files").offsetParent === null`)
+	inView("the empty chat")
 	b.step("new chat", chromedp.Click(chromedp.CSS("#new-chat")))
 	b.poll("the chat opens", chatOpen)
-	// The attach list is drawn after the chat opens: wait for it, as every
-	// other browser test does, before choosing from it.
 	b.poll("notes is offered", `[...document.querySelectorAll("#attach-select option")].some(o => o.value === "notes")`)
-	b.step("attach notes", chromedp.Evaluate[chromedp.Void](`document.querySelector("details.fold:has(#attached)").open = true`),
-		chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
+	b.step("open the drawer", chromedp.Click(chromedp.CSS("#context-open")))
+	b.poll("the drawer shows the attached packs and the files", `document.querySelector("#attached").offsetParent !== null && document.querySelector("#files").offsetParent !== null`)
+	inView("the drawer")
+	b.step("attach notes", chromedp.SetValue(chromedp.CSS("#attach-select"), "notes"), chromedp.Click(chromedp.CSS("#attach-btn")))
 	b.poll("notes is attached", count("#attached .detach")+` === 1`)
+	b.shotScreen("web-phone-drawer")
+	b.step("close the drawer", chromedp.Click(chromedp.CSS("#context-close")))
+	b.poll("the drawer is closed, its button counts one pack", `document.querySelector("#attached").offsetParent === null && document.querySelector("#context-count").textContent === "1"`)
 	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "errors per service?"), chromedp.Click(chromedp.CSS("#send")))
 	for i := 0; i < 2; i++ {
 		b.step("a card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")))
@@ -478,12 +520,40 @@ func TestBrowserPhone(t *testing.T) {
 		b.poll("it ran", count(".tool-card.done")+fmt.Sprintf(" === %d", i+1))
 	}
 	b.poll("the reply arrives", `!!document.querySelector(".msg.assistant.md table")`)
-	b.poll("the chat fits", fits)
+	inView("the chat")
 	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	b.shot("web-phone")
-	for _, page := range []string{"packs", "audit", "settings"} {
+	b.poll("above a conversation the composer is still on the first screen", composerShows)
+	b.shotScreen("web-phone")
+	for _, page := range []string{"agents", "packs", "audit", "settings"} {
 		b.step("open "+page, chromedp.Click(chromedp.CSS("#nav-"+page)))
-		b.poll(page+" shows", `!document.querySelector("#view-`+page+`").hidden && document.querySelectorAll("#view-`+page+` .pack, #view-`+page+` tbody tr").length > 0`)
-		b.poll("the "+page+" page fits", fits)
+		b.poll(page+" shows", `!document.querySelector("#view-`+page+`").hidden && document.querySelectorAll("#view-`+page+` .pack, #view-`+page+` .pack-row, #view-`+page+` tbody tr, #view-`+page+` form").length > 0`)
+		inView("the " + page + " page")
+		if page == "audit" {
+			b.poll("the audit table scrolls inside its card", `(() => { const w = document.querySelector("#audit-table").closest(".table-wrap"), r = w.getBoundingClientRect();
+				return getComputedStyle(w).overflowX === "auto" && r.left >= 0 && r.right <= window.innerWidth; })()`)
+		}
 	}
+	b.openPack("notes")
+	b.poll("its tools show", count(`#pack-page details.tool`)+` === 5`)
+	b.step("open a tool", chromedp.Evaluate[chromedp.Void](`document.querySelector("#pack-page details.tool").open = true`))
+	inView("a pack's page")
+	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	b.shot("web-phone-pack")
+	b.step("back to the list", chromedp.Click(chromedp.CSS("#pack-page a.back")))
+	b.step("open Add a pack", chromedp.WaitVisible(chromedp.CSS("#add-open")), chromedp.Click(chromedp.CSS("#add-open")))
+	b.step("review notes", chromedp.SendKeys(chromedp.CSS("#add-source"), notesPack), chromedp.Click(chromedp.CSS("#add-review")))
+	b.poll("the consent step shows", `!document.querySelector("#add-step-consent").hidden`)
+	inView("the Add a pack dialog")
+	b.step("cancel", chromedp.Click(chromedp.CSS("#add-decline")))
 }
+
+// offScreen is a JavaScript expression: the visible buttons, fields,
+// links and summaries that lie beyond the screen's left or right edge,
+// named, or "" when none. A control in a table that scrolls inside its
+// card (.table-wrap) counts where the card is.
+const offScreen = `[...document.querySelectorAll("button, input, select, textarea, a[href], summary")].filter(e => {
+	const r = e.getBoundingClientRect();
+	if (r.width === 0 || r.height === 0 || getComputedStyle(e).visibility === "hidden") return false;
+	const box = (e.closest(".table-wrap") || e).getBoundingClientRect();
+	return box.left < -1 || box.right > window.innerWidth + 1;
+}).map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + " " + JSON.stringify((e.textContent || e.placeholder || "").trim().slice(0, 30)) + " at " + Math.round(e.getBoundingClientRect().left) + ".." + Math.round(e.getBoundingClientRect().right)).join("; ")`

@@ -76,7 +76,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, capability.ErrDenied):
 		writeError(w, http.StatusForbidden, codeDenied, err.Error())
 	case errors.Is(err, chat.ErrMandated), errors.Is(err, errBusy), errors.Is(err, chat.ErrToolBudget), errors.Is(err, packs.ErrModified),
-		errors.Is(err, app.ErrAgentExists), errors.Is(err, packs.ErrComingSoon):
+		errors.Is(err, app.ErrAgentExists), errors.Is(err, packs.ErrComingSoon), errors.Is(err, errChanged), errors.Is(err, errBuiltIn), errors.Is(err, app.ErrOtherPack):
 		writeError(w, http.StatusConflict, codeConflict, err.Error())
 	default:
 		s.log.Error("web: request failed", "err", err)
@@ -89,6 +89,7 @@ var (
 	errNotFound   = errors.New("web: not found")
 	errBusy       = errors.New("web: a turn is already running in this chat")
 	errTooLarge   = errors.New("web: too large")
+	errBuiltIn    = errors.New("web: a built-in pack")
 )
 
 // maxJSONBody bounds a JSON request body.

@@ -26,10 +26,12 @@ func FuzzAPI(f *testing.F) {
 		"/v1/chats/" + c.ID + "/calls",
 		"/v1/packs/notes/grants",
 		"/v1/invocations/inv_x/approve",
+		"/v1/packs/notes/update",
 	}
 	for i, body := range []string{`{}`, `{"attach":["notes"]}`, `{"pack":"notes"}`, `{"text":"hi"}`,
 		`{"name":"read_file","arguments":{"pack_id":"notes","path":"SKILL.md"}}`, `{"capability":"terminal_exec","resources":["sh"]}`,
-		`{"always":true}`, `[`, `null`, `{"name":"open_docs","arguments":"x"}`, `{"capability":"terminal_exec","scope":"chat"}`} {
+		`{"always":true}`, `[`, `null`, `{"name":"open_docs","arguments":"x"}`, `{"capability":"terminal_exec","scope":"chat"}`,
+		`{"preview":true}`, `{"grant":["network"],"integrity":"sha256:00"}`, `{"grant":"all"}`} {
 		f.Add(uint8(i), body)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, body string) {

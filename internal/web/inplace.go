@@ -51,7 +51,7 @@ func (s *Server) inPlacePacks(ctx context.Context) ([]packJSON, error) {
 // the grants its folder holds at its content now.
 func (s *Server) inPlaceInfo(ctx context.Context, p app.InPlacePack) packJSON {
 	c := s.cfg.InPlace
-	out := packJSON{Name: p.Name, Source: "file://" + filepath.ToSlash(p.Dir), Status: statusInPlace, Description: p.Description,
+	out := packJSON{Name: p.Name, Source: "file://" + filepath.ToSlash(p.Dir), Status: statusInPlace, Description: p.Description, Origin: originInPlace,
 		Tools: []toolJSON{}, Capabilities: []capJSON{},
 		InPlace: &inPlaceJSON{Dir: p.Dir, Root: p.Root, Location: string(p.Kind), HiddenBy: p.HiddenBy}}
 	if err := p.Attachable(s.cfg.Chat.Pipeline.Policy()); err != nil {
@@ -105,7 +105,11 @@ func (s *Server) inPlaceDetails(r *http.Request, name string, notInstalled error
 	}
 	for _, p := range found {
 		if p.Name == name && p.HiddenBy == "" {
-			return s.inPlaceInfo(r.Context(), p), nil
+			out := s.inPlaceInfo(r.Context(), p)
+			if p.Pack != nil {
+				out.Docs = s.docs(p.Pack)
+			}
+			return out, nil
 		}
 	}
 	return packJSON{}, notInstalled

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -68,12 +71,40 @@ type packJSON struct {
 	Disabled bool `json:"disabled,omitempty"`
 	// InPlace is set for a pack used in place (status "in_place").
 	InPlace *inPlaceJSON `json:"in_place,omitempty"`
+	// Origin is where the pack comes from: "installed" (packs add, the
+	// app's Add a pack), "built_in" (it comes with packs) or "in_place"
+	// (used from a skills folder, not installed).
+	Origin string `json:"origin"`
+	// Docs is the pack's entry doc rendered, in a pack's details only.
+	Docs *docsJSON `json:"docs,omitempty"`
 }
+
+// docsJSON is a pack's entry doc: its file and its Markdown body as HTML,
+// rendered as the chat's replies are (raw HTML escaped, unsafe links
+// dropped).
+type docsJSON struct {
+	File      string `json:"file"`
+	HTML      string `json:"html"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// maxDocsShown bounds the part of an entry doc a pack's page renders.
+const maxDocsShown = 256 << 10
+
+// Origins of a pack in the listing.
+const (
+	originInstalled = "installed"
+	originBuiltIn   = "built_in"
+	originInPlace   = "in_place"
+)
 
 func packInfo(ip app.InstalledPack) packJSON {
 	e := ip.Entry
 	out := packJSON{Name: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Installed: e.Installed,
-		Status: string(ip.Status), Tools: []toolJSON{}, Capabilities: []capJSON{}, Disabled: ip.Disabled}
+		Status: string(ip.Status), Tools: []toolJSON{}, Capabilities: []capJSON{}, Disabled: ip.Disabled, Origin: originInstalled}
+	if builtin.IsSource(e.Source) {
+		out.Origin = originBuiltIn
+	}
 	if ip.LoadErr != nil {
 		out.Error = ip.LoadErr.Error()
 	}
@@ -142,12 +173,24 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	if ip.Pack == nil {
 		return out, nil
 	}
+	out.Docs = s.docs(ip.Pack)
 	ref := ip.Entry.Ref()
 	user, err := s.cfg.App.DB.PeekGrants(r.Context(), name, "", s.cfg.App.Grants().Lapse())
 	if err != nil {
 		return out, err
 	}
-	env := s.cfg.Chat.Pipeline.Env(filepath.Join(s.cfg.Chat.Workspaces, "CHAT"))
+	// A path the pack asks for in the workspace ("./data") is a real path
+	// only in one chat: ?chat=ID shows it there; without a chat it is
+	// shown as the pack wrote it, relative to each chat's workspace.
+	ws, inChat := filepath.Join(s.cfg.Chat.Workspaces, "chat_"+rand.Text()), false
+	if id := r.URL.Query().Get("chat"); id != "" {
+		cs, err := s.chat(r.Context(), id)
+		if err != nil {
+			return out, err
+		}
+		ws, inChat = cs.s.Workspace(), true
+	}
+	env := s.cfg.Chat.Pipeline.Env(ws)
 	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
 	if err != nil {
 		return out, err
@@ -173,17 +216,85 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 		if c.Err != nil {
 			cj.Reason = c.Err.Error()
 		}
+		if !inChat {
+			cj.GrantedResources, cj.Effective = inWorkspace(cj.GrantedResources, ws), inWorkspace(cj.Effective, ws)
+		}
 	}
 	return out, nil
 }
 
-// installPack installs from a path on this machine ({"path": ..., "grant":
-// [...]}) or from an uploaded .tar.gz (multipart form: archive, grant).
-// grant is "all", or capability names; nothing is granted without it.
+// inWorkspace writes the paths of l under the workspace ws relative to
+// it, as a pack writes them: "./data", "." for the workspace itself.
+func inWorkspace(l []string, ws string) []string {
+	out := make([]string, len(l))
+	for i, p := range l {
+		switch rel, err := filepath.Rel(ws, p); {
+		case p == ws:
+			out[i] = "."
+		case err == nil && filepath.IsLocal(rel):
+			out[i] = "./" + filepath.ToSlash(rel)
+		default:
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// docs is readDocs for a pack's details: docs that cannot be read are
+// left out (the page says so) and logged, and the rest of the details
+// stand.
+func (s *Server) docs(p *packs.Pack) *docsJSON {
+	d, err := readDocs(p)
+	if err != nil {
+		s.log.Warn("web: a pack's docs cannot be read", "pack", p.Name, "err", err)
+		return nil
+	}
+	return d
+}
+
+// readDocs renders the body of p's entry doc (its frontmatter left out),
+// at most maxDocsShown bytes of it, read inside the pack's folder.
+func readDocs(p *packs.Pack) (*docsJSON, error) {
+	f, err := os.OpenInRoot(p.Dir, p.EntryDoc)
+	if err != nil {
+		return nil, fmt.Errorf("web: the docs of %s: %w", p.Name, err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.Body, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("web: the docs of %s: %w", p.Name, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxDocsShown+1))
+	if err != nil {
+		return nil, fmt.Errorf("web: the docs of %s: %w", p.Name, err)
+	}
+	d := &docsJSON{File: p.EntryDoc, Truncated: len(b) > maxDocsShown}
+	if d.Truncated {
+		b = b[:maxDocsShown]
+	}
+	d.HTML = renderMarkdown(string(b))
+	return d, nil
+}
+
+// installForm is what an install request says besides its source: the
+// person's grants ("all", or capability names; nothing is granted
+// without it), preview (show what the pack asks for, install nothing)
+// and integrity (install only the content the person reviewed).
+type installForm struct {
+	Grant     []string
+	Preview   bool
+	Integrity string
+}
+
+// installPack installs from a path on this machine or a URL ({"source":
+// ..., "grant": [...]}; "path" is the older name of "source") or from an
+// uploaded .tar.gz (multipart form: archive, grant, preview, integrity).
+// With preview it answers what the pack asks for and installs nothing:
+// the app's consent dialog. Both go through the one installer (policy,
+// trust, the machine's fit), the preview stopping where consent is asked.
 func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 	var (
 		source string
-		grant  []string
+		form   installForm
 	)
 	ct := r.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "multipart/form-data") {
@@ -193,34 +304,44 @@ func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer os.RemoveAll(dir)
-		if source, grant, err = saveUpload(w, r, dir); err != nil {
+		if source, form, err = saveUpload(w, r, dir); err != nil {
 			s.fail(w, err)
 			return
 		}
 	} else {
 		var body struct {
-			Path  string   `json:"path"`
-			Grant []string `json:"grant"`
+			Source    string   `json:"source"`
+			Path      string   `json:"path"`
+			Grant     []string `json:"grant"`
+			Preview   bool     `json:"preview"`
+			Integrity string   `json:"integrity"`
 		}
 		if err := readJSON(w, r, &body); err != nil {
 			s.fail(w, err)
 			return
 		}
-		if body.Path == "" || !filepath.IsAbs(body.Path) {
-			s.fail(w, fmt.Errorf("%w: give the absolute path of a pack folder or .tar.gz: {\"path\": \"/abs/dir\", \"grant\": [\"network\"]}", errBadRequest))
+		source = cmp.Or(body.Source, body.Path)
+		if err := checkSource(source); err != nil {
+			s.fail(w, err)
 			return
 		}
-		source, grant = body.Path, body.Grant
+		form = installForm{Grant: body.Grant, Preview: body.Preview, Integrity: body.Integrity}
 	}
-	consent, err := installConsent(grant)
+	consent, err := installConsent(form.Grant)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
+	var offer *offerJSON
+	consent = reviewed(consent, form, &offer)
 	// The installer applies the policy (block list, [trust], the machine's
 	// fit) exactly as packs add does; the request's grant field is the
 	// person's consent.
 	res, err := s.cfg.App.Install(r.Context(), app.InstallRequest{Source: source, Consent: consent, By: "web"})
+	if form.Preview && errors.Is(err, errPreview) {
+		writeJSON(w, http.StatusOK, offer)
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -233,17 +354,27 @@ func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
+// checkSource refuses a source the server would read relative to where
+// it was started: a folder or archive is named by its absolute path, and
+// anything else is a URL (git+https://, https://…#sha256=, oci://).
+func checkSource(source string) error {
+	if source == "" || !filepath.IsAbs(source) && !strings.Contains(source, "://") {
+		return fmt.Errorf("%w: give the absolute path of a pack folder or .tar.gz, or a URL (git+https://HOST/REPO, https://…/x.tar.gz#sha256=HEX, oci://…): {\"source\": \"/abs/dir\", \"grant\": [\"network\"]}", errBadRequest)
+	}
+	return nil
+}
+
 // saveUpload writes the uploaded archive into dir and returns its path
-// and the grant field.
-func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, []string, error) {
+// and the form's other fields.
+func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, installForm, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: %v", errBadRequest, err)
+		return "", installForm{}, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	var (
 		saved string
-		grant []string
+		form  installForm
 	)
 	for {
 		part, err := mr.NextPart()
@@ -251,43 +382,51 @@ func saveUpload(w http.ResponseWriter, r *http.Request, dir string) (string, []s
 			break
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
+			return "", installForm{}, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
 		}
 		switch part.FormName() {
-		case "grant":
+		case "grant", "preview", "integrity":
 			b, err := io.ReadAll(io.LimitReader(part, 4096))
 			if err != nil {
-				return "", nil, fmt.Errorf("%w: %v", errBadRequest, err)
+				return "", installForm{}, fmt.Errorf("%w: %v", errBadRequest, err)
 			}
-			for _, g := range strings.Split(string(b), ",") {
-				if g = strings.TrimSpace(g); g != "" {
-					grant = append(grant, g)
+			v := strings.TrimSpace(string(b))
+			switch part.FormName() {
+			case "preview":
+				form.Preview = v == "true"
+			case "integrity":
+				form.Integrity = v
+			default:
+				for _, g := range strings.Split(v, ",") {
+					if g = strings.TrimSpace(g); g != "" {
+						form.Grant = append(form.Grant, g)
+					}
 				}
 			}
 		case "archive":
 			name := filepath.Base(filepath.Clean("/" + part.FileName()))
 			lower := strings.ToLower(name)
 			if !strings.HasSuffix(lower, ".tar.gz") && !strings.HasSuffix(lower, ".tgz") || !filepath.IsLocal(name) {
-				return "", nil, fmt.Errorf("%w: upload a .tar.gz or .tgz archive of a pack, not %q", errBadRequest, part.FileName())
+				return "", installForm{}, fmt.Errorf("%w: upload a .tar.gz or .tgz archive of a pack, not %q", errBadRequest, part.FileName())
 			}
 			saved = filepath.Join(dir, name)
 			f, err := os.Create(saved)
 			if err != nil {
-				return "", nil, err
+				return "", installForm{}, err
 			}
 			_, err = io.Copy(f, part)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
-				return "", nil, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
+				return "", installForm{}, fmt.Errorf("%w: reading the upload: %v", errBadRequest, err)
 			}
 		}
 	}
 	if saved == "" {
-		return "", nil, fmt.Errorf("%w: the form has no archive field: upload the pack's .tar.gz as \"archive\"", errBadRequest)
+		return "", installForm{}, fmt.Errorf("%w: the form has no archive field: upload the pack's .tar.gz as \"archive\"", errBadRequest)
 	}
-	return saved, grant, nil
+	return saved, form, nil
 }
 
 // installConsent is the consent an install request's grant field gives:

@@ -231,6 +231,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/packs", s.listPacks},
 		{"POST /v1/packs", s.installPack},
 		{"GET /v1/packs/{name}", s.getPack},
+		{"DELETE /v1/packs/{name}", s.removePack}, {"POST /v1/packs/{name}/enable", s.enablePack}, {"POST /v1/packs/{name}/disable", s.disablePack}, // packactions.go
+		{"POST /v1/packs/{name}/update", s.updatePack},
 		{"POST /v1/packs/{name}/grants", s.grant},
 		{"DELETE /v1/packs/{name}/grants/{capability}", s.revoke},
 		{"POST /v1/packs/{name}/calls", s.runByHand},

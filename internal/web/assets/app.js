@@ -1,8 +1,8 @@
 // packs web app: plain JavaScript, no build step. Everything that comes from
 // a pack, a tool or the model is put on the page as text (textContent),
-// never as HTML, with one exception: a finished reply's HTML, which the
-// server rendered from Markdown with raw HTML escaped and unsafe links
-// dropped (internal/web/markdown.go).
+// never as HTML, with one exception: Markdown the server rendered with raw
+// HTML escaped and unsafe links dropped (internal/web/markdown.go): a
+// finished reply, and a pack's docs on its page (packs.js).
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -81,11 +81,12 @@ function setRunning(on) {
 
 function route() {
   const view = (location.hash.replace(/^#\//, "") || "chat").split("/")[0];
+  setDrawer(false);
   for (const v of ["chat", "agents", "packs", "audit", "settings"]) {
     $("#view-" + v).hidden = v !== view;
     $("#nav-" + v).classList.toggle("active", v === view);
   }
-  if (view === "packs") loadPacks();
+  if (view === "packs") showPacks(); // packs.js
   if (view === "agents") loadAgents();
   if (view === "audit") loadAudit();
   if (view === "settings") loadSettings();
@@ -254,6 +255,14 @@ function renderChatSide(c) {
     p.mandated ? el("span", { class: "muted" }, "mandated") :
       el("button", { class: "detach small-btn", onclick: () => detach(p.name) }, "Detach"))));
   if (!c.packs.length) ul.append(el("li", { class: "muted" }, "None yet. Attach a pack so the model can use it."));
+  $("#context-count").textContent = c.packs.length || "";
+}
+
+// On a phone the chat's packs and files are a drawer over the chat, so
+// that the conversation and the composer have the screen.
+function setDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
+  $("#context-open").setAttribute("aria-expanded", String(open));
 }
 
 // The chat side is drawn from whole answers (every attached pack), so
@@ -780,157 +789,6 @@ async function startFromAgent(id) {
   await newChat();
 }
 
-// ---- packs ----
-
-async function loadPacks() {
-  loadReview();
-  const list = await api("GET", "/v1/packs");
-  const root = $("#packs");
-  if (!list.items.length) {
-    root.replaceChildren(el("div", { class: "empty" },
-      el("p", {}, el("strong", {}, "No packs installed yet.")),
-      el("p", { class: "muted" }, "Install one above from a folder or a .tar.gz, or from a terminal: ",
-        el("code", {}, "bin/packs add wasm-examples/json-tools"), ". make run installs the examples.")));
-    return;
-  }
-  const cards = [];
-  for (const p of list.items) {
-    let info = p;
-    try { info = await api("GET", "/v1/packs/" + encodeURIComponent(p.name)); } catch { /* the listing is enough */ }
-    cards.push(packCard(info));
-  }
-  root.replaceChildren(...cards);
-}
-
-// loadReview shows the grants the policy's [review] says are due, each
-// with Keep (its age counts from today) and Revoke.
-async function loadReview() {
-  const root = $("#review");
-  let due;
-  try { due = await api("GET", "/v1/review"); } catch (e) { root.replaceChildren(el("p", { class: "error" }, e.message)); return; }
-  if (!due.items.length) { root.replaceChildren(); return; }
-  root.replaceChildren(el("div", { class: "pack review" },
-    el("h3", {}, "Due for review"),
-    el("p", { class: "muted" }, "The policy asks you to look again at these grants: keep each, or revoke it."),
-    el("div", { class: "table-wrap" }, el("table", { class: "caps-table" },
-      el("thead", {}, el("tr", {}, el("th", {}, "pack"), el("th", {}, "capability"), el("th", {}, "granted"), el("th", {}, "since"), el("th", {}, ""))),
-      el("tbody", {}, ...due.items.map(d => el("tr", { "data-review": d.pack + ":" + d.capability },
-        el("td", {}, d.pack),
-        el("td", {}, el("span", { class: "cap" }, d.capability)),
-        el("td", {}, (d.resources || []).join(", ") || "everything it asks for"),
-        el("td", { class: d.lapsed ? "bad" : "" }, d.since.slice(0, 10) + (d.lapsed ? " (lapsed: it holds no more)" : "")),
-        el("td", {},
-          el("button", { class: "small-btn review-keep", onclick: () => reviewGrant(d.pack, d.capability, true) }, "Keep"), " ",
-          el("button", { class: "small-btn review-revoke", onclick: () => reviewGrant(d.pack, d.capability, false) }, "Revoke")))))))));
-}
-
-async function reviewGrant(pack, cap, keep) {
-  try {
-    if (keep) await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/grants/" + encodeURIComponent(cap) + "/keep");
-    else await api("DELETE", "/v1/packs/" + encodeURIComponent(pack) + "/grants/" + encodeURIComponent(cap));
-  } catch (e) { alert(e.message); }
-  loadPacks();
-}
-
-function packCard(p) {
-  const caps = el("div", { class: "table-wrap" }, el("table", { class: "caps-table" },
-    el("thead", {}, el("tr", {}, el("th", {}, "capability"), el("th", {}, "asks for"), el("th", {}, "granted"), el("th", {}, "a call holds"), el("th", {}, ""))),
-    el("tbody", {}, ...p.capabilities.map(c => el("tr", {},
-      el("td", {}, el("span", { class: "cap" }, c.capability), el("div", { class: "muted small" }, capWords[c.capability] || "")),
-      el("td", {}, c.requested.join(", ") || "(unknown: the pack does not load)"),
-      el("td", { class: c.granted ? "ok" : "bad" }, c.granted ? (c.granted_resources.join(", ") || "yes") + (c.scope ? " (" + c.scope + ")" : "") : "no"),
-      el("td", {}, c.held === undefined ? "" : c.held ? (c.effective || []).join(", ") || "yes" : c.reason || "nothing"),
-      el("td", {}, c.granted ?
-        el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, false) }, "Revoke") :
-        el("button", { class: "small-btn", onclick: () => changeGrant(p.name, c.capability, true) }, "Grant")))))));
-  return el("div", { class: "pack", "data-pack": p.name },
-    el("h3", {}, p.name + " ", el("span", { class: "muted small" }, p.version || ""),
-      p.capability_status ? el("span", { class: "badge " + p.capability_status }, p.capability_status === "deprecated" ? "deprecated" : "coming soon") : null),
-    el("p", {}, p.description || ""),
-    p.in_place ? inPlaceNote(p) : null,
-    p.status !== "ok" && !p.in_place ? el("p", { class: "error" }, "Status: " + p.status + (p.error ? ": " + p.error : "") + ". Reinstall it.") : null,
-    p.blocked ? el("p", { class: "error" }, p.blocked) : null,
-    p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. packs enable " + p.name + " turns it back on.") : null,
-    p.capabilities.length ? caps : el("p", { class: "muted" }, "Asks for no capability beyond the defaults (its own folder, read-only; the chat's workspace)."),
-    el("h4", {}, "Tools"),
-    p.tools.length ? p.tools.map(t => toolForm(p.name, t)) : el("p", { class: "muted" }, "No tools: the pack is documentation the model reads."));
-}
-
-// inPlaceNote says where a pack used in place lives, whether it can be
-// attached, and what changed in its folder since it was granted.
-function inPlaceNote(p) {
-  const ip = p.in_place;
-  return el("div", { class: "in-place" },
-    el("p", {}, el("span", { class: "badge in-place" }, "in place"), " ", ip.dir, el("span", { class: "muted small" }, " (" + ip.location + " folder, not installed)")),
-    ip.attachable ? el("p", { class: "muted small" }, "Attach it to a chat: its docs are read at once; its tools and scripts need your grants, which hold for its files as they are now.")
-      : el("p", { class: "error" }, "Not attachable: " + (ip.not_attachable || "")),
-    ip.changed_since_grant ? el("p", { class: "error" }, "Changed since you granted it (" + ip.changed_since_grant + "): its grants no longer hold; grant again.") : null,
-    p.error ? el("p", { class: "error" }, p.error) : null);
-}
-
-async function changeGrant(pack, cap, on) {
-  try {
-    if (on) await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/grants", { capability: cap });
-    else await api("DELETE", "/v1/packs/" + encodeURIComponent(pack) + "/grants/" + encodeURIComponent(cap));
-  } catch (e) { alert(e.message); }
-  loadPacks();
-}
-
-function toolForm(pack, t) {
-  const args = el("textarea", { class: "tool-args", rows: 3, "aria-label": "Arguments (JSON)" }, "{}");
-  const out = el("div", { class: "tool-out" });
-  const run = async () => {
-    // The arguments are checked here first: a typo starts no chat and
-    // writes no audit row.
-    let parsed;
-    try { parsed = JSON.parse(args.value.trim() || "{}"); } catch (e) {
-      out.replaceChildren(el("span", { class: "error" }, "The arguments are not JSON: " + e.message));
-      return;
-    }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      out.replaceChildren(el("span", { class: "error" }, "The arguments must be a JSON object: {...}"));
-      return;
-    }
-    out.replaceChildren(el("span", { class: "muted" }, "Running…"));
-    try {
-      const r = await api("POST", "/v1/packs/" + encodeURIComponent(pack) + "/calls", { tool: t.name, arguments: parsed });
-      out.replaceChildren(
-        el("div", { class: "muted small" }, resultLabel(r, r.is_error, r.content), " · in the chat ", el("a", { href: "#/chat/" + r.chat }, "by hand: " + pack)),
-        r.blocks && r.blocks.length ? blocksView(r.blocks) : resultView(r.content),
-        r.artifacts.length ? artifactList(r.artifacts, r.chat) : "");
-    } catch (e) { out.replaceChildren(el("span", { class: "error" }, e.message)); }
-  };
-  return el("details", { class: "tool" },
-    el("summary", {}, el("code", {}, t.name), " — ", t.description),
-    el("details", { class: "schema" }, el("summary", { class: "muted small" }, "Input schema"), jsonTree(t.input_schema)),
-    el("div", { class: "row" }, args, el("button", { class: "run-by-hand primary", onclick: run }, "Run by hand")),
-    out);
-}
-
-async function install(ev) {
-  ev.preventDefault();
-  const out = $("#install-result");
-  const all = $("#install-grant-all").checked;
-  try {
-    let p;
-    const file = $("#install-file").files[0];
-    if (file) {
-      const fd = new FormData();
-      fd.append("archive", file, file.name);
-      if (all) fd.append("grant", "all");
-      p = await api("POST", "/v1/packs", fd);
-    } else {
-      p = await api("POST", "/v1/packs", { path: $("#install-path").value.trim(), grant: all ? ["all"] : [] });
-    }
-    out.replaceChildren(el("p", { class: "ok" }, "Installed " + p.name + " " + (p.version || "") + "."));
-    loadPacks();
-    refreshPackChoices();
-  } catch (e) {
-    out.replaceChildren(el("p", { class: "error" }, e.message),
-      ...((e.body && e.body.findings) || []).map(f => el("div", { class: "error" }, `${f.file}:${f.line}: ${f.severity}: ${f.rule}: ${f.message}`)));
-  }
-}
-
 // ---- audit ----
 
 async function loadAudit(ev) {
@@ -958,7 +816,8 @@ async function loadAudit(ev) {
 
 function summary(e) {
   const b = e.body || {};
-  if (e.kind === "invocation") return e.summary || b.status || "";
+  if (e.summary) return e.summary; // invocations and installs have one
+  if (e.kind === "invocation") return b.status || "";
   return [b.capability, b.resource, b.allowed === false ? "denied" : b.allowed ? "allowed" : ""].filter(Boolean).join(" ");
 }
 
@@ -985,7 +844,7 @@ async function start() {
   $("#agent-form").addEventListener("submit", saveAgent);
   $("#agent-cap-add").addEventListener("click", addCap);
   $("#agent-cancel").addEventListener("click", resetAgentForm);
-  $("#install-form").addEventListener("submit", install);
+  startPacks(); // packs.js
   $("#audit-form").addEventListener("submit", loadAudit);
   $("#verify").addEventListener("click", verify);
   startSettings();
@@ -994,7 +853,13 @@ async function start() {
   drop.addEventListener("dragover", ev => { ev.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
   drop.addEventListener("drop", ev => { ev.preventDefault(); drop.classList.remove("over"); uploadFiles(ev.dataTransfer.files); });
-  if (window.matchMedia("(max-width: 700px)").matches) for (const d of document.querySelectorAll("aside details.fold")) d.open = false;
+  if (window.matchMedia("(max-width: 700px)").matches) {
+    for (const d of document.querySelectorAll("aside.chats details.fold")) d.open = false;
+    $("#composer").placeholder = "Message the model"; // the long hint does not fit a phone's composer
+  }
+  $("#context-open").addEventListener("click", () => setDrawer(true));
+  $("#context-close").addEventListener("click", () => setDrawer(false));
+  document.addEventListener("keydown", ev => { if (ev.key === "Escape") setDrawer(false); });
   window.addEventListener("hashchange", route);
   if (!(await loadStatus())) return;
   // The chat works without agents: a failure here is shown, not fatal.
