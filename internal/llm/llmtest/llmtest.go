@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,14 @@ type Turn struct {
 	// its message.
 	Status int
 	Error  string
+	// RetryAfter, with a Status, is sent as the retry-after-ms header.
+	RetryAfter time.Duration
+	// StreamError, on a streamed answer, ends the stream after the text
+	// with the protocol's in-stream error event carrying this message.
+	StreamError string
+	// Cut, on a streamed answer, ends the stream after the text, without
+	// the events that finish an answer: a connection that broke.
+	Cut bool
 	// Delay holds the answer back; the request's cancellation ends the wait.
 	Delay time.Duration
 }
@@ -210,6 +219,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+// retryAfter sets the header that asks a client to wait d before retrying.
+func retryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
+	}
 }
 
 // sse writes server-sent events, flushing each one.
