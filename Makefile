@@ -54,6 +54,7 @@ test: lint
 	cd test/mcp-conformance && $(GO) test ./...
 	$(MAKE) pack-tests
 	cd internal/builtin/guest && $(GO) vet ./tools ./fetch && $(GO) test ./tools ./fetch
+	cd third_party/jsonschema && $(GO) vet ./... && $(GO) test -race ./...
 
 ## pack-tests: every example pack's own cases (tests/*.yaml, recipe tests too) through `packs test`
 pack-tests: build

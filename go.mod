@@ -74,3 +74,7 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// A patched copy: its metaschemas compile on first use instead of in init
+// (third_party/jsonschema; RATIONALE.md, "Why a patched jsonschema?").
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

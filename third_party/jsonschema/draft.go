@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // A Draft represents json-schema specification.
@@ -14,8 +15,13 @@ type Draft struct {
 	id            string             // property name used to represent id
 	subschemas    []SchemaPath       // locations of subschemas
 	vocabPrefix   string             // prefix used for vocabulary
-	allVocabs     map[string]*Schema // names of supported vocabs with its schemas
+	allVocabs     map[string]*Schema // names of supported vocabs (values unused: see vocabSchemas)
 	defaultVocabs []string           // names of default vocabs
+
+	// packs patch: the metaschemas are compiled on first use (load), not in
+	// init, so a program that compiles no schema of this draft pays nothing.
+	once         sync.Once
+	vocabSchemas map[string]*Schema // allVocabs' schemas, set by load
 }
 
 // String returns the specification url.
@@ -124,15 +130,22 @@ var (
 	draftLatest = Draft2020
 )
 
-func init() {
-	c := NewCompiler()
-	c.AssertFormat()
-	for _, d := range []*Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {
+// load compiles d's metaschema and vocabulary schemas, once. (packs patch:
+// upstream compiles every draft's in init.) The metaschemas are not validated
+// against themselves (roots.skipMeta), as in upstream's init, where d.sch was
+// still nil; so compiling them never calls load again.
+func (d *Draft) load() {
+	d.once.Do(func() {
+		c := NewCompiler()
+		c.AssertFormat()
+		c.roots.skipMeta = true
 		d.sch = c.MustCompile(d.url)
+		vs := make(map[string]*Schema, len(d.allVocabs))
 		for name := range d.allVocabs {
-			d.allVocabs[name] = c.MustCompile(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
+			vs[name] = c.MustCompile(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
 		}
-	}
+		d.vocabSchemas = vs
+	})
 }
 
 func draftFromURL(url string) *Draft {
@@ -264,6 +277,7 @@ func (d *dialect) activeVocabs(assertVocabs bool, vocabularies map[string]*Vocab
 }
 
 func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabulary) *Schema {
+	d.draft.load()
 	vocabs := d.activeVocabs(assertVocabs, vocabularies)
 	if vocabs == nil {
 		return d.draft.sch
@@ -271,7 +285,7 @@ func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabula
 
 	var allOf []*Schema
 	for _, vocab := range vocabs {
-		sch := d.draft.allVocabs[vocab]
+		sch := d.draft.vocabSchemas[vocab]
 		if sch == nil {
 			if v, ok := vocabularies[vocab]; ok {
 				sch = v.Schema
@@ -282,7 +296,7 @@ func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabula
 		}
 	}
 	if !slices.Contains(vocabs, "core") {
-		sch := d.draft.allVocabs["core"]
+		sch := d.draft.vocabSchemas["core"]
 		if sch == nil {
 			sch = d.draft.sch
 		}
