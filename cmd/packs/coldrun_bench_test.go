@@ -249,7 +249,8 @@ func buildHello(b *testing.B) string {
 
 // BenchmarkVersion is packs --version as a new process beside a Go hello
 // world: the cost of starting the binary at all (its size, its package
-// initializers). The ratio is of the processes' CPU time.
+// initializers). The ratio is of the processes' CPU time; binary-MB is the
+// size of the binary as make build makes it.
 func BenchmarkVersion(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds binaries")
@@ -262,6 +263,9 @@ func BenchmarkVersion(b *testing.B) {
 		}
 		want := strings.TrimSpace(string(out))
 		loopProcess(b, os.Environ(), "", want, bin, "--version")
+		if fi, err := os.Stat(bin); err == nil {
+			b.ReportMetric(float64(fi.Size())/1e6, "binary-MB")
+		}
 	})
 	b.Run("peer=hello", func(b *testing.B) {
 		loopProcess(b, os.Environ(), "", "hello", buildHello(b))
