@@ -8,8 +8,9 @@
 // so tests can assert what the model was shown.
 //
 // The decoding here is written from the protocol documents, independently of
-// the SDKs that the providers use, so a test that passes shows the two sides
-// agree on the wire.
+// the providers' own encoding (which replaced the official SDKs with the
+// same tests passing), so a test that passes shows the two sides agree on
+// the wire.
 package llmtest
 
 import (
