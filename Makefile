@@ -36,9 +36,9 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/packs $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_packs \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/packs.fish
 
-## man: regenerate the man pages in docs/man from the commands' help
+## man: regenerate the man pages in docs/man from the commands' help (the man page writer is built only with -tags packsman)
 man:
-	$(GO) run ./cmd/packs man docs/man
+	$(GO) run -tags packsman ./cmd/packs man docs/man
 
 ## deps: install missing Debian packages (Rust to WASM, wabt, binaryen); `make test` adds the test-only ones
 deps:
@@ -49,11 +49,13 @@ test: lint
 	WITH_TEST_DEPS=1 scripts/deps.sh
 	$(MAKE) examples
 	$(GO) test -race -timeout 30m ./...
+	$(GO) test -tags packsman -run '^TestManPages$$' ./cmd/packs
 	npm run --prefix test/openapi --silent lint
 	$(MAKE) -C wasm-examples test
 	cd test/mcp-conformance && $(GO) test ./...
 	$(MAKE) pack-tests
 	cd internal/builtin/guest && $(GO) vet ./tools ./fetch && $(GO) test ./tools ./fetch
+	cd third_party/jsonschema && $(GO) vet ./... && $(GO) test -race ./...
 
 ## pack-tests: every example pack's own cases (tests/*.yaml, recipe tests too) through `packs test`
 pack-tests: build
@@ -98,5 +100,7 @@ lint:
 	unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags packsman ./cmd/packs
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags packsman ./cmd/packs
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./...

@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // The cold packs run benchmarks: a new process per call, against a native
@@ -98,6 +100,24 @@ fn main() {
 	return filepath.Join(dir, "target", "release", "text-kit-native")
 }
 
+// nativeCSVStats builds csv-stats (a WASI command: JSON on stdin, JSON on
+// stdout) natively, as it is, with Debian's cargo and crates, offline.
+func nativeCSVStats(b *testing.B) string {
+	b.Helper()
+	src, err := filepath.Abs(filepath.Join(examples, "csv-stats"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := filepath.Join(b.TempDir(), "target")
+	cmd := exec.Command("/usr/bin/cargo", "build", "--release", "--offline", "--quiet")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "RUSTC=/usr/bin/rustc", "RUSTDOC=/usr/bin/rustdoc", "CARGO_TARGET_DIR="+target)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Skipf("native csv-stats does not build with /usr/bin/cargo offline: %v\n%s", err, out)
+	}
+	return filepath.Join(target, "release", "csv-stats")
+}
+
 // exampleHome installs the example pack name into a fresh state directory
 // (compiling its module into the cache, as packs add does).
 func exampleHome(b *testing.B, name string) string {
@@ -112,8 +132,9 @@ func exampleHome(b *testing.B, name string) string {
 	return home
 }
 
-// runProcess runs bin with args and stdin; it fails unless the output is want.
-func runProcess(b *testing.B, env []string, stdin, want string, bin string, args ...string) {
+// runProcess runs bin with args and stdin; it fails unless the output is
+// want. It returns the CPU time the process used, user and system.
+func runProcess(b *testing.B, env []string, stdin, want string, bin string, args ...string) time.Duration {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
@@ -122,45 +143,163 @@ func runProcess(b *testing.B, env []string, stdin, want string, bin string, args
 	if err := cmd.Run(); err != nil || strings.TrimSpace(out.String()) != want {
 		b.Fatalf("%s %v: %v: %q %s", bin, args, err, out.String(), errb.String())
 	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
-// BenchmarkColdRun is one packs run of a tool as a new process (the test
-// binary standing in for packs) beside a native build of the same tool code
-// run the same way, in the same run. x-native is packs' time over the
-// native build's.
+// loopProcess runs the process once per iteration and reports its CPU time
+// per run as cpu-ns, the figure benchtable takes the ratio of.
+func loopProcess(b *testing.B, env []string, stdin, want string, bin string, args ...string) {
+	var cpu time.Duration
+	for b.Loop() {
+		cpu += runProcess(b, env, stdin, want, bin, args...)
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns")
+}
+
+// Binaries built for the process benchmarks: the packs binary as make build
+// makes it, and a Go hello world. Each is built once per test process;
+// go build's own cache makes a rebuild of unchanged code a link.
+var (
+	packsBinOnce sync.Once
+	packsBin     string
+	packsBinErr  error
+	helloOnce    sync.Once
+	helloBin     string
+	helloErr     error
+
+	binDirOnce sync.Once
+	binDir     string
+	binDirErr  error
+)
+
+// benchBinDir is this test process's folder for the binaries; TestMain
+// removes it (removeBenchBins).
+func benchBinDir() (string, error) {
+	binDirOnce.Do(func() { binDir, binDirErr = os.MkdirTemp("", "packs-bench-bin-") })
+	return binDir, binDirErr
+}
+
+// removeBenchBins removes the binaries' folder, if a benchmark made one.
+func removeBenchBins() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+// buildPacks builds cmd/packs with make build's flags: stripped, trimmed,
+// static.
+func buildPacks(b *testing.B) string {
+	b.Helper()
+	packsBinOnce.Do(func() {
+		dir, err := benchBinDir()
+		if err != nil {
+			packsBinErr = err
+			return
+		}
+		packsBin = filepath.Join(dir, "packs")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", packsBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			packsBinErr = fmt.Errorf("go build ./cmd/packs: %v\n%s", err, out)
+		}
+	})
+	if packsBinErr != nil {
+		b.Fatal(packsBinErr)
+	}
+	return packsBin
+}
+
+// buildHello builds a Go hello world with the same flags.
+func buildHello(b *testing.B) string {
+	b.Helper()
+	helloOnce.Do(func() {
+		dir, err := benchBinDir()
+		if err != nil {
+			helloErr = err
+			return
+		}
+		src := filepath.Join(dir, "hello-src")
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			helloErr = err
+			return
+		}
+		files := map[string]string{
+			"go.mod":  "module hello\n\ngo 1.24\n",
+			"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+				helloErr = err
+				return
+			}
+		}
+		helloBin = filepath.Join(dir, "hello")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", helloBin, ".")
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			helloErr = fmt.Errorf("go build hello: %v\n%s", err, out)
+		}
+	})
+	if helloErr != nil {
+		b.Fatal(helloErr)
+	}
+	return helloBin
+}
+
+// BenchmarkVersion is packs --version as a new process beside a Go hello
+// world: the cost of starting the binary at all (its size, its package
+// initializers). The ratio is of the processes' CPU time; binary-MB is the
+// size of the binary as make build makes it.
+func BenchmarkVersion(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds binaries")
+	}
+	b.Run("packs", func(b *testing.B) {
+		bin := buildPacks(b)
+		out, err := exec.Command(bin, "--version").Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		want := strings.TrimSpace(string(out))
+		loopProcess(b, os.Environ(), "", want, bin, "--version")
+		if fi, err := os.Stat(bin); err == nil {
+			b.ReportMetric(float64(fi.Size())/1e6, "binary-MB")
+		}
+	})
+	b.Run("peer=hello", func(b *testing.B) {
+		loopProcess(b, os.Environ(), "", "hello", buildHello(b))
+	})
+}
+
+// BenchmarkColdRun is one packs run of a tool as a new process (the packs
+// binary as make build makes it) beside a native build of the same tool code
+// run the same way, in the same run. The ratio is of the processes' CPU time.
 func BenchmarkColdRun(b *testing.B) {
-	self, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
+	if testing.Short() {
+		b.Skip("builds binaries and example packs")
 	}
 	cases := []struct {
 		pack, tool, input, want string
 		native                  func(*testing.B) string
 	}{
 		{"text-kit", "slugify", `{"text":"Hello, World"}`, `{"slug":"hello-world"}`, nativeTextKit},
+		{"csv-stats", "describe", `{"csv":"a\n1\n3\n"}`, csvStatsWant, nativeCSVStats},
 		{"json-tools", "query", `{"data":{"a":[1,2]},"path":".a[0]"}`, `{"count":1,"results":[1]}`, nativeJSONTools},
 	}
 	for _, c := range cases {
-		var native float64
-		b.Run(c.pack+"/native", func(b *testing.B) {
-			bin := c.native(b)
-			for b.Loop() {
-				runProcess(b, os.Environ(), c.input, c.want, bin)
-			}
-			native = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		})
 		b.Run(c.pack+"/packs", func(b *testing.B) {
 			home := exampleHome(b, c.pack)
-			env := append(os.Environ(), "PACKS_CLI_CHILD=1")
-			for b.Loop() {
-				runProcess(b, env, c.input, c.want, self, "--home", home, "run", c.pack, c.tool, "--input", "-", "--yes")
-			}
-			if native > 0 {
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/native, "x-native")
-			}
+			loopProcess(b, os.Environ(), c.input, c.want, buildPacks(b), "--home", home, "run", c.pack, c.tool, "--input", "-", "--yes")
+		})
+		b.Run(c.pack+"/peer=native", func(b *testing.B) {
+			loopProcess(b, os.Environ(), c.input, c.want, c.native(b))
 		})
 	}
 }
+
+// csvStatsWant is csv-stats' report on the benchmark's input.
+const csvStatsWant = `{"source":"input","delimiter":",","header":true,"rows":2,"columns":[{"name":"a","index":1,"type":"integer","count":2,"nulls":0,"distinct":2,"top":[{"value":"1","count":1},{"value":"3","count":1}],"numeric":{"min":1.0,"max":3.0,"mean":2.0,"median":2.0,"p25":1.5,"p75":2.5,"stddev":1.414214,"sum":4.0}}]}`
 
 // BenchmarkRunAmongInstalled is packs run of text-kit (in-process) with 1
 // and with 10,000 other packs installed; x-1 is the time over the 1 case's.

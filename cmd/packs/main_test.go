@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 	}
 	cleanup := isolateHome()
 	code := m.Run()
+	removeBenchBins()
 	cleanup()
 	os.Exit(code)
 }

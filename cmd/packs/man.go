@@ -1,3 +1,5 @@
+//go:build packsman
+
 package main
 
 import (
@@ -9,7 +11,9 @@ import (
 )
 
 // manCommand writes the man pages (make man puts them in docs/man). It is
-// hidden: packaging runs it, people read its output with man.
+// hidden: packaging runs it, people read its output with man. It is built
+// only with -tags packsman (make man does), so the binary people run carries
+// no Markdown-to-roff converter (man_stub.go stands in).
 func (c *cli) manCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    "man DIR",

@@ -9,29 +9,34 @@
 // Each pack folder is packs/<name> (SKILL.md, skill.toml, tools.json and,
 // for some, prompt.md: the system-prompt addition a chat shows while the
 // pack is attached). The WebAssembly comes from guest/ (its own Go module),
-// built by go generate (build.sh) into wasm/ and committed, since go:embed needs it at
-// compile time: builtins.wasm serves every pack that needs no network,
-// web-fetch.wasm the web-fetch pack (it imports http_request, so only a
-// pack that asks for network may load it). A pack's tools.json names its
-// module as bin/<module>.wasm; Write puts it there.
+// built by go generate (build.sh) into wasm/ and committed, gzipped, since
+// embedding needs it at compile time: builtins.wasm serves every pack that
+// needs no network, web-fetch.wasm the web-fetch pack (it imports
+// http_request, so only a pack that asks for network may load it). A pack's
+// tools.json names its module as bin/<module>.wasm; Write puts it there,
+// decompressed. The install checks the pack it wrote against digests.go, and
+// every call against packs.lock, so the compression is out of integrity's way.
 package builtin
 
 //go:generate sh build.sh
 //go:generate go run ./gen
 
 import (
+	"compress/gzip"
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
-//go:embed packs wasm/builtins.wasm wasm/web-fetch.wasm wasm/GOVERSION
+//go:embed packs wasm/builtins.wasm.gz wasm/web-fetch.wasm.gz wasm/GOVERSION
 var content embed.FS
 
 // SourcePrefix starts the packs.lock source of a built-in pack:
@@ -80,7 +85,19 @@ func Is(name string) bool {
 
 // Write writes the built-in pack name as a pack folder dir/name and returns
 // that folder: the files of packs/<name>, and its module at bin/.
-func Write(name, dir string) (string, error) { return write(content, name, dir) }
+func Write(name, dir string) (string, error) { return write(embedded{}, name, dir) }
+
+// embedded is the embedded files, with each module decompressed once per
+// process: five packs share builtins.wasm, and decompressing it takes about
+// 35 ms (BenchmarkModule).
+type embedded struct{}
+
+func (embedded) Open(name string) (fs.File, error) { return content.Open(name) }
+
+var unpacked = map[string]func() ([]byte, error){
+	"builtins.wasm":  sync.OnceValues(func() ([]byte, error) { return readModule(content, "builtins.wasm") }),
+	"web-fetch.wasm": sync.OnceValues(func() ([]byte, error) { return readModule(content, "web-fetch.wasm") }),
+}
 
 // write is Write over fsys, which holds packs/ and wasm/ (the embedded
 // files, or the source tree for the generator).
@@ -116,8 +133,15 @@ func write(fsys fs.FS, name, dir string) (string, error) {
 	return out, nil
 }
 
+// maxModule bounds a decompressed module.
+const maxModule = 64 << 20
+
 func copyModule(fsys fs.FS, module, binDir string) error {
-	b, err := fs.ReadFile(fsys, path.Join("wasm", module))
+	read := func() ([]byte, error) { return readModule(fsys, module) }
+	if _, ok := fsys.(embedded); ok && unpacked[module] != nil {
+		read = unpacked[module]
+	}
+	b, err := read()
 	if err != nil {
 		return err
 	}
@@ -125,6 +149,33 @@ func copyModule(fsys fs.FS, module, binDir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(binDir, module), b, 0o644)
+}
+
+// readModule returns the module wasm/<module>, stored gzipped as
+// wasm/<module>.gz.
+func readModule(fsys fs.FS, module string) ([]byte, error) {
+	f, err := fsys.Open(path.Join("wasm", module+".gz"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return gunzip(f, module)
+}
+
+// gunzip decompresses the gzipped module read from r.
+func gunzip(r io.Reader, module string) ([]byte, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", module, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(zr, maxModule+1))
+	if err == nil && len(b) > maxModule {
+		err = fmt.Errorf("larger than %d bytes", maxModule)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", module, err)
+	}
+	return b, nil
 }
 
 // Prompt returns the system-prompt addition of the built-in pack name, ""

@@ -2,11 +2,14 @@ package builtin
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/packs-run/packs/packs"
 )
@@ -76,11 +79,16 @@ func TestModulesReproducible(t *testing.T) {
 	}
 	same := goruntime.Version() == GoVersion()
 	for _, file := range []string{"builtins.wasm", "web-fetch.wasm"} {
-		built, err := os.ReadFile(filepath.Join(out, file))
+		f, err := os.Open(filepath.Join(out, file+".gz"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		committed, err := content.ReadFile("wasm/" + file)
+		built, err := gunzip(f, file)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := readModule(content, file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,4 +99,57 @@ func TestModulesReproducible(t *testing.T) {
 			t.Errorf("%s: rebuilt from guest/ (%d bytes) differs from the committed module (%d bytes): run go generate ./internal/builtin and commit wasm/", file, len(built), len(committed))
 		}
 	}
+}
+
+// A damaged compressed module is refused with an error that names it, never
+// written as a short or garbled module.
+func TestDamagedModuleRefused(t *testing.T) {
+	good, err := content.ReadFile("wasm/builtins.wasm.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)/2] ^= 0xff
+	for name, gz := range map[string][]byte{
+		"truncated": good[:len(good)/2],
+		"flipped":   flipped, // gzip's CRC-32 catches it
+		"not gzip":  []byte("\x00asm\x01\x00\x00\x00"),
+	} {
+		fsys := fstest.MapFS{"wasm/builtins.wasm.gz": {Data: gz}}
+		dir := t.TempDir()
+		err := copyModule(fsys, "builtins.wasm", dir)
+		if err == nil || !strings.Contains(err.Error(), "builtins.wasm") {
+			t.Errorf("%s: got %v, want an error naming the module", name, err)
+		}
+		if _, statErr := os.Stat(filepath.Join(dir, "builtins.wasm")); !errors.Is(statErr, os.ErrNotExist) {
+			t.Errorf("%s: a module was written", name)
+		}
+	}
+}
+
+// BenchmarkModule is what storing the modules gzipped costs: decompressing
+// builtins.wasm (at install, once per pack that runs it) beside reading it
+// stored plain.
+func BenchmarkModule(b *testing.B) {
+	plain, err := readModule(content, "builtins.wasm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("packs", func(b *testing.B) {
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			if _, err := readModule(content, "builtins.wasm"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("peer=plain", func(b *testing.B) {
+		fsys := fstest.MapFS{"builtins.wasm": {Data: plain}}
+		b.SetBytes(int64(len(plain)))
+		for b.Loop() {
+			if _, err := fsys.ReadFile("builtins.wasm"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

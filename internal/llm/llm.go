@@ -1,7 +1,9 @@
 // Package llm talks to language models. It has one small interface,
-// Provider, and two implementations over the official SDKs: OpenAI-compatible
-// Chat Completions (hosted OpenAI, a local Ollama, llama.cpp server, vLLM,
-// LM Studio) and Anthropic Messages. Both stream text and tool calls.
+// Provider, and two implementations over plain HTTP: OpenAI-compatible Chat
+// Completions (hosted OpenAI, a local Ollama, llama.cpp server, vLLM,
+// LM Studio) and Anthropic Messages. Both stream text and tool calls as
+// server-sent events, and retry a request the server did not take (429, 503,
+// 529) with backoff.
 //
 // The types here are the neutral form of a conversation that the chat
 // orchestrator keeps; each provider translates them to its wire format on
@@ -172,8 +174,8 @@ func toolArguments(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// splitSchema decodes a tool's JSON Schema for the SDKs, which take it as a
-// map. An absent schema is an object with no properties.
+// splitSchema decodes a tool's JSON Schema into the map a request carries.
+// An absent schema is an object with no properties.
 func splitSchema(raw json.RawMessage) map[string]any {
 	m := map[string]any{}
 	if len(raw) > 0 {

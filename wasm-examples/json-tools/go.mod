@@ -8,3 +8,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	golang.org/x/text v0.14.0
 )
+
+// packs' patched copy: metaschemas compile on first use, not in every
+// instance's init (RATIONALE.md, "Why a patched jsonschema?").
+replace github.com/santhosh-tekuri/jsonschema/v6 => ../../third_party/jsonschema

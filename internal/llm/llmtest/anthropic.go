@@ -106,6 +106,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {
+		retryAfter(w, turn.RetryAfter)
 		anthropicError(w, turn.Status, turn.Error)
 		return
 	}
@@ -139,8 +140,17 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		for _, p := range pieces(turn.Text, s.chunk) {
 			out.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
 		}
-		out.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		if !turn.Cut && turn.StreamError == "" {
+			out.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		}
 		index++
+	}
+	switch {
+	case turn.StreamError != "":
+		out.send("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": turn.StreamError}})
+		return
+	case turn.Cut:
+		return
 	}
 	for i, tc := range turn.ToolCalls {
 		out.send("content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{

@@ -8,8 +8,9 @@
 // so tests can assert what the model was shown.
 //
 // The decoding here is written from the protocol documents, independently of
-// the SDKs that the providers use, so a test that passes shows the two sides
-// agree on the wire.
+// the providers' own encoding (which replaced the official SDKs with the
+// same tests passing), so a test that passes shows the two sides agree on
+// the wire.
 package llmtest
 
 import (
@@ -19,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +38,14 @@ type Turn struct {
 	// its message.
 	Status int
 	Error  string
+	// RetryAfter, with a Status, is sent as the retry-after-ms header.
+	RetryAfter time.Duration
+	// StreamError, on a streamed answer, ends the stream after the text
+	// with the protocol's in-stream error event carrying this message.
+	StreamError string
+	// Cut, on a streamed answer, ends the stream after the text, without
+	// the events that finish an answer: a connection that broke.
+	Cut bool
 	// Delay holds the answer back; the request's cancellation ends the wait.
 	Delay time.Duration
 }
@@ -210,6 +220,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+// retryAfter sets the header that asks a client to wait d before retrying.
+func retryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
+	}
 }
 
 // sse writes server-sent events, flushing each one.

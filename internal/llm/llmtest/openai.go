@@ -88,6 +88,7 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {
+		retryAfter(w, turn.RetryAfter)
 		openAIError(w, turn.Status, turn.Error)
 		return
 	}
@@ -125,6 +126,13 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
 	for _, p := range pieces(turn.Text, s.chunk) {
 		chunk(map[string]any{"content": p}, nil)
+	}
+	switch {
+	case turn.StreamError != "":
+		out.send("", map[string]any{"error": map[string]any{"message": turn.StreamError, "type": "server_error", "param": nil, "code": nil}})
+		return
+	case turn.Cut:
+		return
 	}
 	for i, tc := range turn.ToolCalls {
 		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": callID("call", n, i, tc.ID), "type": "function",

@@ -5,7 +5,7 @@
 // A benchmark measured against peers names them as sub-benchmarks:
 // BenchmarkX/case/packs and its siblings BenchmarkX/case/peer=NAME. Each
 // peer's row gets a ratio: the subject's figure over the peer's, for the
-// first of p50-ns, calls/s and ns/op that both report (above 1 for a time
+// first of cpu-ns, p50-ns, calls/s and ns/op that both report (above 1 for a time
 // means the subject is slower, below 1 for calls/s means it is slower),
 // and for a time what the subject adds to the peer's ("+1.10ms": a goal
 // such as "confinement adds at most 2 ms p50" reads there).
@@ -141,7 +141,9 @@ func sortedUnits(m map[string]string) []string {
 const peerPrefix = "peer="
 
 // ratioUnits are the figures a ratio is taken of, in order of preference.
-var ratioUnits = []string{"p50-ns", "calls/s", "ns/op"}
+// cpu-ns is the CPU time (user and system) of a process the benchmark
+// started, per operation: what a cold command costs, whatever the load.
+var ratioUnits = []string{"cpu-ns", "p50-ns", "calls/s", "ns/op"}
 
 // ratios returns, for each result that is a peer, the cell saying how its
 // subject compares: "packs 2.80× p50-ns, +1.10ms". A peer's subject is the first

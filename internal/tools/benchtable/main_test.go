@@ -71,13 +71,15 @@ BenchmarkTput/go/packs-2           	 300	 8574488 ns/op	 100 calls/s
 BenchmarkTput/go/peer=reused-2     	 300	  274156 ns/op	 4000 calls/s
 BenchmarkTput/rust/peer=reused-2   	 300	  274156 ns/op	 4000 calls/s
 BenchmarkAlone-2                   	 300	  274156 ns/op
+BenchmarkVersion/packs-2           	 100	  14000000 ns/op	 9000000 cpu-ns
+BenchmarkVersion/peer=hello-2      	 100	   2000000 ns/op	 1000000 cpu-ns
 `
 	tab, failed, err := parse(strings.NewReader(in), &bytes.Buffer{})
 	if err != nil || failed {
 		t.Fatalf("parse: failed=%v err=%v", failed, err)
 	}
 	got := tab.ratios()
-	want := []string{"", "packs 1.30× p50-ns, +30.00µs", "packs 0.50× p50-ns, -130.00µs", "", "packs 0.03× calls/s", "", ""}
+	want := []string{"", "packs 1.30× p50-ns, +30.00µs", "packs 0.50× p50-ns, -130.00µs", "", "packs 0.03× calls/s", "", "", "", "packs 9.00× cpu-ns, +8.00ms"}
 	if len(got) != len(want) {
 		t.Fatalf("got %d ratios, want %d", len(got), len(want))
 	}
