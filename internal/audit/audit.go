@@ -59,7 +59,7 @@ type Options struct {
 // Log appends audit rows. It implements capability.Recorder.
 type Log struct {
 	conn     *sql.Conn // the writer's own connection, its statements prepared once
-	stmts    [len(stmtSQL)]*sql.Stmt
+	stmts    [stmtCount]*sql.Stmt // stmtLock is nil on SQLite
 	rowStmt  *sql.Stmt // checkpointRowSQL, on the pool: the checkpointer's
 	key      *key
 	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten (the checkpointer's)
@@ -115,21 +115,40 @@ type result struct {
 // between its BEGIN and its COMMIT.
 const (
 	stmtBegin = iota
+	stmtLock
 	stmtCommit
 	stmtRollback
 	stmtHead
 	stmtInsert
 	stmtSetHead
+	stmtCount
 )
 
-var stmtSQL = [...]string{
-	stmtBegin:    `BEGIN IMMEDIATE`,
-	stmtCommit:   `COMMIT`,
-	stmtRollback: `ROLLBACK`,
-	stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
-	stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+// statements is the writer's SQL on dialect d. Every appender, in this
+// process or another, takes the chain's lock before it reads the head, so
+// the chain stays one: on SQLite, BEGIN IMMEDIATE takes the database's
+// write lock; on PostgreSQL, whose writers do not exclude one another, a
+// transaction-level advisory lock (chainLockSQL), taken by its own
+// statement so that the head is read after it is held (READ COMMITTED
+// reads as of each statement's start).
+func statements(d store.Dialect) [stmtCount]string {
+	s := [stmtCount]string{
+		stmtBegin:    `BEGIN IMMEDIATE`,
+		stmtCommit:   `COMMIT`,
+		stmtRollback: `ROLLBACK`,
+		stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
+		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+	}
+	if d == store.Postgres {
+		s[stmtBegin], s[stmtLock] = `BEGIN`, chainLockSQL
+	}
+	return s
 }
+
+// chainLockSQL takes the audit chain's lock on PostgreSQL until the end of
+// the transaction. Its key spells "packs_au".
+const chainLockSQL = `SELECT pg_advisory_xact_lock(7017561498573283701)`
 
 // checkpointRowSQL reads the row a checkpoint names. The checkpointer runs
 // it on a connection of the pool, never between the writer's BEGIN and
@@ -157,7 +176,7 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 		}
 		opt.KeyDir = dir
 	}
-	k, err := ensureKey(ctx, db.SQL(), opt.KeyDir)
+	k, err := ensureKey(ctx, db, opt.KeyDir)
 	if err != nil {
 		return nil, fmt.Errorf("audit: open: %w", err)
 	}
@@ -169,7 +188,10 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 		conn: conn, key: k, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
 		reqs: make(chan *request), tips: make(chan tip, 1), closing: make(chan struct{}), done: make(chan struct{}), cpDone: make(chan struct{}),
 	}
-	for i, q := range stmtSQL {
+	for i, q := range statements(db.Dialect()) {
+		if q == "" {
+			continue
+		}
 		if l.stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
 			l.closeConn()
 			return nil, fmt.Errorf("audit: open: %w", err)
@@ -318,6 +340,11 @@ func (l *Log) commit(batch []*request) (seq0 int64, last tip, err error) {
 			l.stmts[stmtRollback].ExecContext(ctx)
 		}
 	}()
+	if l.stmts[stmtLock] != nil {
+		if _, err := l.stmts[stmtLock].ExecContext(ctx); err != nil {
+			return 0, tip{}, err
+		}
+	}
 	seq, prev := int64(0), genesis
 	err = l.stmts[stmtHead].QueryRowContext(ctx).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -108,7 +108,7 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Session{deps: deps, db: chatStore{deps.Store.SQL()}, changed: opt.OnToolsChanged, active: map[string]*attached{},
+	s := &Session{deps: deps, db: newChatStore(deps.Store), changed: opt.OnToolsChanged, active: map[string]*attached{},
 		limits: DefaultLimits, provider: "the provider"}
 	s.memory = chatMemory{s.db}
 	if opt.ID == "" {
