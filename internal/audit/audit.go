@@ -58,9 +58,9 @@ type Options struct {
 
 // Log appends audit rows. It implements capability.Recorder.
 type Log struct {
-	conn     *sql.Conn // the writer's own connection, its statements prepared once
+	conn     *sql.Conn            // the writer's own connection, its statements prepared once
 	stmts    [stmtCount]*sql.Stmt // stmtLock is nil on SQLite
-	rowStmt  *sql.Stmt // checkpointRowSQL, on the pool: the checkpointer's
+	rowStmt  *sql.Stmt            // checkpointRowSQL, on the pool: the checkpointer's
 	key      *key
 	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten (the checkpointer's)
 	logger   *slog.Logger

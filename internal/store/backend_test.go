@@ -21,7 +21,7 @@ func EachBackend(t *testing.T, f func(t *testing.T, open func(*testing.T) *DB)) 
 		target func(*testing.T) string
 	}{
 		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "packs.db") }},
-		{"postgres", func(t *testing.T) string { return testpg.URL(t) }},
+		{"postgres", testURL},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			f(t, func(t *testing.T) *DB {
@@ -36,3 +36,6 @@ func EachBackend(t *testing.T, f func(t *testing.T, open func(*testing.T) *DB)) 
 		})
 	}
 }
+
+// testURL is the URL of a new schema on the tests' PostgreSQL.
+func testURL(t *testing.T) string { return testpg.URL(t) }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,16 +10,6 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/store"
 )
-
-func openDB(t *testing.T) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "packs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 var req = capability.Request{
 	Network: []string{"api.example.com", "*.corp.example"},

@@ -4,20 +4,9 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"path/filepath"
 	"testing"
 	"time"
 )
-
-func openTest(t *testing.T) *DB {
-	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "packs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 func row(name, integrity string) PackRow {
 	return PackRow{
