@@ -110,6 +110,15 @@ func (c chatStore) appendMessages(ctx context.Context, chat string, seq int, msg
 	})
 }
 
+// countMessages is how many messages chat has stored.
+func (c chatStore) countMessages(ctx context.Context, chat string) (int, error) {
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chat_messages WHERE chat = ?`, chat).Scan(&n); err != nil {
+		return 0, fmt.Errorf("chat: count messages: %w", err)
+	}
+	return n, nil
+}
+
 func (c chatStore) loadMessages(ctx context.Context, chat string) ([]llm.Message, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT role, content, tool_calls, tool_call_id, is_error FROM chat_messages WHERE chat = ? ORDER BY seq`, chat)
 	if err != nil {

@@ -232,6 +232,32 @@ func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error
 	return nil
 }
 
+// Refresh reloads the conversation when another process sharing the
+// store (a replica of packs serve on one PostgreSQL) added messages to
+// it since this session loaded or wrote them. Call it between turns. A
+// session that missed them would number its next message as one already
+// stored, and that write would fail.
+func (s *Session) Refresh(ctx context.Context) error {
+	n, err := s.db.countMessages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	have := len(s.messages)
+	s.mu.Unlock()
+	if n == have {
+		return nil
+	}
+	msgs, err := s.db.loadMessages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.messages = msgs
+	s.mu.Unlock()
+	return nil
+}
+
 // repair answers tool calls that a crash or a stopped turn left without a
 // result: providers refuse a conversation with a dangling call.
 func (s *Session) repair(ctx context.Context) error {
