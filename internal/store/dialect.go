@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -44,8 +45,19 @@ func openPostgres(url string) (*sql.DB, error) {
 		// say what is expected instead.
 		return nil, errors.New("store: the store URL does not parse: write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS]")
 	}
-	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
+	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	// Each connection is a server process that costs milliseconds to
+	// start: keep as many idle as may be open (database/sql keeps two),
+	// so a burst of calls does not open and close them by the dozen.
+	db.SetMaxOpenConns(postgresConns)
+	db.SetMaxIdleConns(postgresConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
 }
+
+// postgresConns is the most connections one packs process opens to a
+// PostgreSQL store; docs/deploy.md sizes max_connections from it.
+const postgresConns = 16
 
 // pgConnector hands out pgConns: pgx's database/sql connections, with
 // each query's SQLite placeholders rewritten for PostgreSQL.

@@ -2,9 +2,14 @@ package store
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/packs-run/packs/capability"
 )
 
 func TestPlaceholders(t *testing.T) {
@@ -93,5 +98,53 @@ func TestMigrateOnceUnderLock(t *testing.T) {
 	}
 	if rows != len(migrations) || versions != len(migrations) {
 		t.Fatalf("schema_migrations holds %d rows of %d versions, want %d once each", rows, versions, len(migrations))
+	}
+}
+
+// TestGrantSeenByAnotherReplica: a grant written through one handle of a
+// store (one replica) is in the grants the other reads for its very next
+// call, and so is its revocation: nothing caches grants between calls.
+func TestGrantSeenByAnotherReplica(t *testing.T) {
+	for name, target := range map[string]func(*testing.T) string{
+		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "packs.db") },
+		"postgres": testURL,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			at := target(t)
+			var dbs [2]*DB
+			for i := range dbs {
+				db, err := Open(ctx, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				dbs[i] = db
+			}
+			a, b := dbs[0], dbs[1]
+			has := func() bool {
+				t.Helper()
+				gs, err := b.CallGrants(ctx, "p", "chat_1", false, time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.ContainsFunc(gs, func(g capability.UserGrant) bool { return g.Capability == capability.Network && !g.Revoked })
+			}
+			if has() {
+				t.Fatal("a grant before any was made")
+			}
+			if err := a.PutGrant(ctx, "p", "", capability.UserGrant{Capability: capability.Network, Scope: capability.ScopePersistent}); err != nil {
+				t.Fatal(err)
+			}
+			if !has() {
+				t.Fatal("the grant made through the other handle is not seen")
+			}
+			if _, err := a.RevokeGrant(ctx, "p", capability.Network); err != nil {
+				t.Fatal(err)
+			}
+			if has() {
+				t.Fatal("the grant revoked through the other handle is still live")
+			}
+		})
 	}
 }

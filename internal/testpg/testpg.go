@@ -61,8 +61,49 @@ func Main(m *testing.M) int {
 
 // URL returns the store URL of a new, empty schema on the shared server,
 // starting the server on first use. It skips tb when PostgreSQL is not
-// installed, and fails it in CI.
+// installed, and fails it in CI. The server runs without fsync: tests
+// kill packs processes, never the server, so every acknowledged commit
+// stays.
 func URL(tb testing.TB) string {
+	tb.Helper()
+	return newSchema(tb)
+}
+
+// DurableURL is URL on a server that fsyncs its commits, as a deployed
+// one does: for benchmarks that compare it with SQLite, which fsyncs
+// packs.db's. It turns fsync on for the rest of the test binary.
+func DurableURL(tb testing.TB) string {
+	tb.Helper()
+	url := newSchema(tb)
+	durableOnce.Do(func() {
+		if _, durableErr = shared.db.Exec(`ALTER SYSTEM SET fsync = on`); durableErr != nil {
+			return
+		}
+		if _, durableErr = shared.db.Exec(`SELECT pg_reload_conf()`); durableErr != nil {
+			return
+		}
+		// The reload is a signal: wait until a new session sees it.
+		for range 500 {
+			var v string
+			if durableErr = shared.db.QueryRow(`SHOW fsync`).Scan(&v); durableErr != nil || v == "on" {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		durableErr = errors.New("fsync still off 5 s after the reload")
+	})
+	if durableErr != nil {
+		tb.Fatalf("testpg: turn fsync on: %v", durableErr)
+	}
+	return url
+}
+
+var (
+	durableOnce sync.Once
+	durableErr  error
+)
+
+func newSchema(tb testing.TB) string {
 	tb.Helper()
 	once.Do(func() { shared, initErr = start() })
 	if errors.Is(initErr, errMissing) && os.Getenv("CI") == "" {
@@ -153,10 +194,13 @@ func start() (*server, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %v: %s", err, out))
 	}
-	// No TCP: the socket in dir only. fsync off: the tests kill packs
-	// processes, never this server, so what a commit acknowledged stays.
+	// No TCP: the socket in dir only. fsync off until DurableURL, in the
+	// configuration file so that ALTER SYSTEM can turn it on.
+	if err := appendFile(filepath.Join(data, "postgresql.conf"), "\nfsync = off\n"); err != nil {
+		return fail(err)
+	}
 	s.cmd = asUser(uid, gid, filepath.Join(bin, "postgres"), "-D", data, "-k", dir, "-c", "listen_addresses=",
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB")
+		"-c", "max_connections=300", "-c", "shared_buffers=32MB")
 	log, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		return fail(err)
@@ -213,4 +257,13 @@ func (s *server) stop() error {
 		<-s.exit
 	}
 	return os.RemoveAll(s.dir)
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
