@@ -31,21 +31,21 @@ ALTER TABLE chats ADD COLUMN model TEXT NOT NULL DEFAULT '';
 ALTER TABLE chats ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 0;`
 
 // schemaAgentsPostgres is schemaAgents on PostgreSQL, which has no NOCASE
-// collation: an ICU collation that ignores case (and only case) makes
-// the names unique and found whatever their case, as NOCASE does in
-// SQLite. Like postgresDDL's output, INTEGER is BIGINT and the other TEXT
-// columns compare bytewise.
+// collation: a unique index on lower(name) keeps the names unique
+// whatever their case, and the queries compare lower(name) on both
+// databases. (An ICU collation would need a UTF-8 database.) Like
+// postgresDDL's output, INTEGER is BIGINT and TEXT compares bytewise.
 const schemaAgentsPostgres = `
-CREATE COLLATION IF NOT EXISTS packs_nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE TABLE agents (
 	id            TEXT COLLATE "C" PRIMARY KEY,
-	name          TEXT COLLATE packs_nocase NOT NULL UNIQUE,
+	name          TEXT COLLATE "C" NOT NULL,
 	system_prompt TEXT COLLATE "C" NOT NULL DEFAULT '',
 	model         TEXT COLLATE "C" NOT NULL DEFAULT '',
 	max_tokens    BIGINT NOT NULL DEFAULT 0,
 	created_at    TEXT COLLATE "C" NOT NULL,
 	updated_at    TEXT COLLATE "C" NOT NULL
 );
+CREATE UNIQUE INDEX agents_name ON agents(lower(name));
 CREATE TABLE agent_capabilities (
 	agent      TEXT COLLATE "C" NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
 	capability TEXT COLLATE "C" NOT NULL,
