@@ -102,12 +102,23 @@ func (c chatStore) appendMessages(ctx context.Context, chat string, seq int, msg
 				calls = string(b)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages(chat, seq, role, content, tool_calls, tool_call_id, is_error, at) VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
-				chat, seq+i, string(m.Role), m.Content, calls, m.ToolCallID, m.IsError, at); err != nil {
+				chat, seq+i, string(m.Role), c.content(m.Content), calls, m.ToolCallID, m.IsError, at); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// content is a message's content as its column takes it: TEXT on SQLite,
+// which holds any bytes; BYTEA on PostgreSQL, whose TEXT refuses a NUL and
+// bytes that are not UTF-8, which a tool's output may hold
+// (internal/store's schemaChatPostgres). Either scans back into a string.
+func (c chatStore) content(s string) any {
+	if c.sqlite {
+		return s
+	}
+	return []byte(s)
 }
 
 // countMessages is how many messages chat has stored.

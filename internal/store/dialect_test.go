@@ -148,3 +148,11 @@ func TestGrantSeenByAnotherReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestChatContentIsBytesOnPostgres: the override of migration 4 still
+// finds the column it changes.
+func TestChatContentIsBytesOnPostgres(t *testing.T) {
+	if !strings.Contains(schemaChatPostgres, "content      BYTEA") || strings.Count(schemaChatPostgres, "BYTEA") != 1 {
+		t.Fatalf("schemaChatPostgres does not make chat_messages.content BYTEA:\n%s", schemaChatPostgres)
+	}
+}

@@ -110,6 +110,7 @@ var migrations = []migration{
 // postgresOnly holds, by version, the migrations PostgreSQL runs in place
 // of the shared SQL, written for it as they are (not through postgresDDL).
 var postgresOnly = map[int]string{
+	4: schemaChatPostgres,   // message content that is not UTF-8 text
 	7: schemaAgentsPostgres, // SQLite's NOCASE collation
 }
 
