@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,5 +72,66 @@ func BenchmarkStoreCall(b *testing.B) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 			})
 		}
+	}
+}
+
+// BenchmarkReplicaCalls is the same per-call work spread over two
+// replicas on one PostgreSQL (two pools, two audit logs, one chain under
+// one lock) against one replica doing it all, sixteen callers either way:
+// calls/s, and p99-ns, the 99th percentile of one call's time.
+func BenchmarkReplicaCalls(b *testing.B) {
+	for _, n := range []struct {
+		name     string
+		replicas int
+	}{{"two", 2}, {"peer=one", 1}} {
+		b.Run(n.name, func(b *testing.B) {
+			ctx := context.Background()
+			url := testpg.DurableURL(b)
+			keyDirs.Store(url, b.TempDir())
+			type replica struct {
+				call func(i int) error
+			}
+			var rs []replica
+			for range n.replicas {
+				db := openDB(b, url)
+				l := openLog(b, db)
+				rs = append(rs, replica{func(i int) error {
+					if _, err := db.CallGrants(ctx, "p", "chat_1", false, time.Time{}); err != nil {
+						return err
+					}
+					_, err := l.RecordInvocation(ctx, audit.Invocation{ID: fmt.Sprint("inv_", i), Chat: "chat_1", Pack: "p", Tool: "t", Arguments: json.RawMessage(`{"q":1}`)})
+					return err
+				}})
+			}
+			var mu sync.Mutex
+			var durs []time.Duration
+			var next atomic.Int64
+			b.SetParallelism(8) // 16 callers on 2 CPUs
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rs[int(next.Add(1))%len(rs)]
+				var mine []time.Duration
+				for i := 0; pb.Next(); i++ {
+					start := time.Now()
+					if err := r.call(i); err != nil {
+						b.Error(err)
+						return
+					}
+					mine = append(mine, time.Since(start))
+				}
+				mu.Lock()
+				durs = append(durs, mine...)
+				mu.Unlock()
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+			if len(durs) > 0 {
+				slices.Sort(durs)
+				b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds()), "p99-ns")
+			}
+			rep := verify(b, openDB(b, url))
+			if !rep.OK() {
+				b.Fatalf("the chain of two replicas: %+v", rep)
+			}
+		})
 	}
 }
