@@ -164,3 +164,31 @@ func TestQueueCancelledCallIsClosed(t *testing.T) {
 		}
 	})
 }
+
+// TestQueueWakesOnNotify: on PostgreSQL a decision made through another
+// handle (another replica) wakes the waiting call at once, through
+// LISTEN/NOTIFY, long before its next poll.
+func TestQueueWakesOnNotify(t *testing.T) {
+	server, person := twoHandles(t, testpg.URL(t))
+	const poll = time.Minute
+	w := New(server, Options{Timeout: 2 * poll, Poll: poll}).Waiter()
+	done := make(chan capability.Verdict, 1)
+	go func() {
+		v, _ := w.Approve(context.Background(), pending("inv_n"))
+		done <- v
+	}()
+	q := waitQueued(t, person)
+	start := time.Now()
+	if err := person.DecideQueued(context.Background(), q.ID, store.VerdictRunOnce, "replica-b", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-done:
+		if v != capability.RunOnce {
+			t.Errorf("verdict %v, want run_once", v)
+		}
+		t.Logf("woken %v after the decision", time.Since(start))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter was not woken by the decision: it waits for its next poll, a minute away")
+	}
+}

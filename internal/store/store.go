@@ -32,6 +32,9 @@ type DB struct {
 	disabledOnce sync.Once
 	disabled     *sql.Stmt
 	disabledErr  error
+
+	// listen wakes the waiters of queued calls on PostgreSQL (notify.go).
+	listen listener
 }
 
 // Open opens the store at target and migrates it to the newest schema
@@ -79,7 +82,10 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 func (db *DB) SQL() *sql.DB { return db.sql }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	db.listen.stop()
+	return db.sql.Close()
+}
 
 // migration is one schema step. Versions start at 1 and never change once
 // released; a new step gets the next number. Its sql is written once, for
