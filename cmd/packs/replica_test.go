@@ -115,6 +115,32 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("an agent named as A's but for case was made on B (%d): names are unique whatever their case", code)
 	}
 
+	// A grant made on A is B's at once; so is its revocation.
+	network := func(s served) bool {
+		t.Helper()
+		p := s.must(t, "GET", "/v1/packs/web-fetch", "")
+		caps, _ := p["capabilities"].([]any)
+		for _, c := range caps {
+			if c, _ := c.(map[string]any); c["capability"] == "network" {
+				granted, _ := c["granted"].(bool)
+				return granted
+			}
+		}
+		t.Fatalf("web-fetch lists no network capability: %v", p)
+		return false
+	}
+	if network(b) {
+		t.Fatal("web-fetch holds network before any grant")
+	}
+	a.must(t, "POST", "/v1/packs/web-fetch/grants", `{"capability":"network","resources":["example.com"]}`)
+	if !network(b) {
+		t.Error("a grant made on A is not seen on B")
+	}
+	a.must(t, "DELETE", "/v1/packs/web-fetch/grants/network", "")
+	if network(b) {
+		t.Error("a grant revoked on A is still held on B")
+	}
+
 	for _, s := range []served{a, b} {
 		rep := s.must(t, "GET", "/v1/audit/verify", "")
 		if ok, _ := rep["ok"].(bool); !ok {
