@@ -85,6 +85,10 @@ type Session struct {
 	changed   func()
 	memory    capability.ChatMemory
 	turn      sync.Mutex // one turn at a time
+	// stored is held while messages go to the store and into messages,
+	// and while Refresh compares and reloads them: the two never
+	// interleave.
+	stored sync.Mutex
 
 	mu       sync.Mutex
 	active   map[string]*attached

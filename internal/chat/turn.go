@@ -220,6 +220,8 @@ func (s *Session) entryDoc(name string) string {
 // stored even when ctx is cancelled, so a stopped turn leaves a whole
 // conversation.
 func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error {
+	s.stored.Lock()
+	defer s.stored.Unlock()
 	s.mu.Lock()
 	seq := len(s.messages)
 	s.mu.Unlock()
@@ -238,6 +240,8 @@ func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error
 // session that missed them would number its next message as one already
 // stored, and that write would fail.
 func (s *Session) Refresh(ctx context.Context) error {
+	s.stored.Lock()
+	defer s.stored.Unlock()
 	n, err := s.db.countMessages(ctx, s.id)
 	if err != nil {
 		return err
