@@ -2,7 +2,9 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -53,6 +55,42 @@ func TestList(t *testing.T) {
 		}
 		if one, err := List(ctx, h.db, 1); err != nil || len(one) != 1 || one[0].ID != first.ID() {
 			t.Errorf("List with a limit of 1 = %+v, %v", one, err)
+		}
+	})
+}
+
+// TestRefreshTakesInAnotherReplica: two sessions of one chat, as two
+// replicas of packs serve would hold it. What one adds (a message, a pack
+// attached and its tools enabled) the other has after Refresh.
+func TestRefreshTakesInAnotherReplica(t *testing.T) {
+	eachBackend(t, func(t *testing.T, newHarness func(testing.TB, install) *harness) {
+		h := newHarness(t, install{notesPack: nil})
+		ctx := context.Background()
+		a := h.open(Options{})
+		b := h.open(Options{ID: a.ID()})
+		if err := b.Attach(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := b.Call(ctx, ToolEnableTools, json.RawMessage(`{"pack_id":"notes"}`), &person{}); err != nil || r.IsError {
+			t.Fatalf("enable_tools on b: %+v %v", r, err)
+		}
+		if err := b.appendMessages(ctx, llm.Message{Role: llm.RoleUser, Content: "from b"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Packs(); len(got) != 1 || got[0].Name != "notes" || !got[0].Enabled {
+			t.Errorf("a's packs after Refresh: %+v, want notes with its tools enabled", got)
+		}
+		if !slices.ContainsFunc(a.Tools(), func(tl llm.Tool) bool { return tl.Name == "notes__echo" }) {
+			t.Errorf("a does not offer notes' tools after Refresh")
+		}
+		if msgs := a.Messages(); len(msgs) == 0 || msgs[len(msgs)-1].Content != "from b" {
+			t.Errorf("a's messages after Refresh: %+v", msgs)
+		}
+		if err := a.appendMessages(ctx, llm.Message{Role: llm.RoleUser, Content: "from a"}); err != nil {
+			t.Errorf("a writes after Refresh: %v", err)
 		}
 	})
 }
