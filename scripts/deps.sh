@@ -13,6 +13,8 @@
 #   docker-registry                                              the OCI tests: a real registry the test starts on loopback
 #   curl python3                                                 the confinement tests: a granted curl and python3 try to
 #                                                                leave their grant (setpriv, from util-linux, drops to nobody)
+#   postgresql                                                   the PostgreSQL store's tests: internal/testpg starts a server
+#                                                                (initdb, postgres) in a temp dir, as the postgres user
 #
 # With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp) and the
 # OpenAPI linter (test/openapi: @redocly/cli, which lints internal/web/openapi.json in make test).
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev librust-csv-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
-	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux"
+	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux postgresql"
 fi
 
 missing=""

@@ -103,7 +103,7 @@ verify proves, and against whom.`,
 					return oerr
 				}
 				defer a.Close()
-				rep, err = audit.Verify(ctx, a.DB)
+				rep, err = audit.VerifyWithKey(ctx, a.DB, a.AuditKeyDir())
 			} else {
 				var in io.Reader = c.stdin
 				if file != "-" {
@@ -257,7 +257,7 @@ are written all the same, no checkpoint is recorded, and export exits 1.`,
 			}
 			defer a.Close()
 			if output == "" {
-				res, err := audit.Export(ctx, a.DB, c.stdout, "")
+				res, err := audit.Export(ctx, a.DB, c.stdout, a.AuditKeyDir())
 				return c.exported(res, err, "stdout")
 			}
 			tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*")
@@ -265,7 +265,7 @@ are written all the same, no checkpoint is recorded, and export exits 1.`,
 				return fmt.Errorf("audit export: %w", err)
 			}
 			defer os.Remove(tmp.Name())
-			res, err := audit.Export(ctx, a.DB, tmp, "")
+			res, err := audit.Export(ctx, a.DB, tmp, a.AuditKeyDir())
 			if err != nil && !errors.Is(err, audit.ErrBroken) {
 				tmp.Close()
 				return err

@@ -22,6 +22,9 @@ type doctorReport struct {
 	Policy string `json:"policy_confinement"`
 	Native string `json:"native_commands"`
 	Home   string `json:"home"`
+	// Store is where the state is: "sqlite" (packs.db in the state
+	// directory) or "postgres" (--store, shared by replicas).
+	Store string `json:"store"`
 	// Toolchains are the programs the authoring loop uses, found on PATH
 	// ("" when missing).
 	Toolchains map[string]string `json:"toolchains"`
@@ -39,7 +42,8 @@ func (c *cli) doctorCommand() *cobra.Command {
   the mode that follows ("full", "landlock+seccomp" or "none") and what
   native commands do under the policy's [exec] confinement;
 - the toolchains packs init/build use (go, cargo, rustc, wat2wasm, wasm-opt);
-- the state directory.
+- the state directory, and the store: sqlite (packs.db there) or postgres
+  (--store, shared by replicas).
 
 --json prints one JSON object with the same facts.
 
@@ -66,6 +70,7 @@ Exit status: 0.`,
 				r.Native = "refused: this machine cannot confine them fully and the policy requires it"
 			}
 			r.Home = a.Home.Dir()
+			r.Store = a.DB.Dialect().String()
 			r.Toolchains = map[string]string{}
 			for _, t := range []string{"go", "cargo", "rustc", "wat2wasm", "wasm-opt"} {
 				p, _ := exec.LookPath(t)
@@ -78,7 +83,7 @@ Exit status: 0.`,
 			if sup.NamespacesError != "" {
 				fmt.Fprintf(c.stdout, ": %s", sup.NamespacesError)
 			}
-			fmt.Fprintf(c.stdout, ")\nnative commands: %s ([exec] confinement = %q)\nhome: %s\n", r.Native, r.Policy, r.Home)
+			fmt.Fprintf(c.stdout, ")\nnative commands: %s ([exec] confinement = %q)\nhome: %s\nstore: %s\n", r.Native, r.Policy, r.Home, r.Store)
 			var have, missing []string
 			for _, t := range []string{"go", "cargo", "rustc", "wat2wasm", "wasm-opt"} {
 				if r.Toolchains[t] != "" {

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/packs-run/packs/hostfns/confine"
+	"github.com/packs-run/packs/internal/testpg"
 )
 
 // TestDoctor: packs doctor says what confinement the machine gives, and
@@ -34,7 +36,7 @@ func TestDoctor(t *testing.T) {
 		if got.Confinement.Mode != string(want.Mode()) || got.Confinement.LandlockABI != want.LandlockABI || got.Confinement.Namespaces != want.Namespaces {
 			t.Errorf("confinement %+v, want %+v (mode %s)", got.Confinement, want, want.Mode())
 		}
-		if got.Policy != tc.confinement || got.Native == "" || got.Home != home {
+		if got.Policy != tc.confinement || got.Native == "" || got.Home != home || got.Store != "sqlite" {
 			t.Errorf("policy %q native %q home %q; want %q, a word on native commands, %q", got.Policy, got.Native, got.Home, tc.confinement, home)
 		}
 	}
@@ -44,5 +46,9 @@ func TestDoctor(t *testing.T) {
 	}
 	if r := withHome(t, home, "--policy", pol, "doctor"); r.code == exitOK {
 		t.Errorf("an unknown [exec] confinement was accepted:\n%s", r.stdout)
+	}
+	r := withHome(t, t.TempDir(), "--store", testpg.URL(t), "doctor").mustCode(t, exitOK)
+	if !strings.Contains(r.stdout, "\nstore: postgres\n") {
+		t.Errorf("doctor on a PostgreSQL store:\n%s", r.stdout)
 	}
 }

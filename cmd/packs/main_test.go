@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/packs-run/packs/internal/testpg"
 )
 
 // fixture is the conformance pack from spec 002 §12.
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	cleanup := isolateHome()
-	code := m.Run()
+	code := testpg.Main(m)
 	removeBenchBins()
 	cleanup()
 	os.Exit(code)

@@ -69,6 +69,7 @@ type cli struct {
 
 	home   string // --home
 	policy string // --policy
+	store  string // --store
 
 	// own are the addresses packs' own servers listen on (serve, mcp
 	// --http): the pipeline keeps every tool away from them.
@@ -249,6 +250,7 @@ tools.json (tools run as WebAssembly, each holding only what was granted).`,
 	f := root.PersistentFlags()
 	f.StringVar(&c.home, "home", "", "state directory (default $PACKS_HOME, else $XDG_DATA_HOME/packs, else ~/.local/share/packs)")
 	f.StringVar(&c.policy, "policy", "", "enterprise policy file (default $PACKS_POLICY)")
+	f.StringVar(&c.store, "store", "", "a postgres:// URL: the PostgreSQL store replicas share (default $PACKS_STORE, else packs.db in the state directory)")
 	root.AddCommand(c.commands()...)
 	c.addCompletions(root)
 	return root
@@ -268,7 +270,16 @@ func (c *cli) openWith(ctx context.Context, builtins bool) (*app.App, error) {
 	}
 	policy := c.policyPath()
 	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins, Getenv: c.getenv, WorkDir: mustGetwd()})
+	return app.Open(ctx, app.Options{Home: home, Policy: policy, Logger: logger, Builtins: builtins, Getenv: c.getenv, WorkDir: mustGetwd(), Store: c.storeURL()})
+}
+
+// storeURL is the PostgreSQL store from --store or $PACKS_STORE; "" is
+// packs.db in the state directory.
+func (c *cli) storeURL() string {
+	if c.store != "" {
+		return c.store
+	}
+	return c.getenv("PACKS_STORE")
 }
 
 // policyPath is the enterprise policy file from --policy or $PACKS_POLICY.

@@ -49,6 +49,10 @@ type Options struct {
 	// state directory (dist.HomeOptions.ModuleCache); "" reads
 	// $PACKS_CACHE through Getenv, and an empty one is the home's cache/.
 	ModuleCache string
+	// Store is a postgres:// URL: the PostgreSQL database that replicas
+	// share, in place of packs.db in the state directory ("", the
+	// default). The audit key stays in the state directory either way.
+	Store string
 }
 
 // App is one open state directory and what is built on it.
@@ -105,7 +109,15 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 	if a.Policy, err = capability.FindPolicy(opt.Policy, nil); err != nil {
 		return nil, err
 	}
-	if a.DB, err = store.Open(ctx, h.DBPath()); err != nil {
+	target := h.DBPath()
+	if opt.Store != "" {
+		if !store.IsURL(opt.Store) {
+			a.Close()
+			return nil, fmt.Errorf("app: the store %q is not a postgres:// URL: without one, the store is packs.db in the state directory", opt.Store)
+		}
+		target = opt.Store
+	}
+	if a.DB, err = store.Open(ctx, target); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -195,5 +195,10 @@ func (l *Listeners) All() []netip.AddrPort {
 func (a *App) OpenAudit(ctx context.Context) (*audit.Log, error) {
 	r := audit.DefaultRedactor()
 	r.Known = secrets.Open(a.Home.Dir()).Masker()
-	return audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger, Redactor: r})
+	return audit.Open(ctx, a.DB, audit.Options{Logger: a.Logger, Redactor: r, KeyDir: a.AuditKeyDir()})
 }
+
+// AuditKeyDir is where the audit key and checkpoint live: the state
+// directory, also when the store is a PostgreSQL database (the key never
+// goes into the database it protects).
+func (a *App) AuditKeyDir() string { return a.Home.Dir() }

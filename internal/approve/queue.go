@@ -110,6 +110,10 @@ func (w *Waiter) Approve(ctx context.Context, p capability.Pending) (capability.
 		touches[i] = red.Text(t)
 	}
 	w.id = p.Invocation
+	// Subscribed before the call is queued, so no decision is missed; on
+	// SQLite it never fires, and polling decides.
+	decided, unsubscribe := w.q.db.QueueDecided(w.id)
+	defer unsubscribe()
 	qc := store.QueuedCall{
 		ID: p.Invocation, Chat: p.Chat, Client: w.q.opts.Client, Pack: p.Pack, Tool: p.Tool, Class: p.Class(),
 		Arguments: red.JSON(p.Arguments), Capabilities: caps, Touches: touches,
@@ -136,13 +140,14 @@ func (w *Waiter) Approve(ctx context.Context, p capability.Pending) (capability.
 			w.timedOut = true
 			return w.giveUp(ctx, nil)
 		case <-tick.C:
-			cur, err := w.q.db.Queued(ctx, w.id)
-			if err != nil {
-				return w.giveUp(context.WithoutCancel(ctx), fmt.Errorf("approve: %w", err))
-			}
-			if cur.Verdict != "" {
-				return w.verdict(cur)
-			}
+		case <-decided:
+		}
+		cur, err := w.q.db.Queued(ctx, w.id)
+		if err != nil {
+			return w.giveUp(context.WithoutCancel(ctx), fmt.Errorf("approve: %w", err))
+		}
+		if cur.Verdict != "" {
+			return w.verdict(cur)
 		}
 	}
 }

@@ -58,9 +58,10 @@ type Options struct {
 
 // Log appends audit rows. It implements capability.Recorder.
 type Log struct {
-	conn     *sql.Conn // the writer's own connection, its statements prepared once
-	stmts    [len(stmtSQL)]*sql.Stmt
-	rowStmt  *sql.Stmt // checkpointRowSQL, on the pool: the checkpointer's
+	db       *store.DB
+	conn     *sql.Conn            // the writer's own connection, its statements prepared once (again after it is lost)
+	stmts    [stmtCount]*sql.Stmt // stmtLock is nil on SQLite
+	rowStmt  *sql.Stmt            // checkpointRowSQL, on the pool: the checkpointer's
 	key      *key
 	stale    bool // the checkpoint no longer matches packs.db: said once, never overwritten (the checkpointer's)
 	logger   *slog.Logger
@@ -115,21 +116,40 @@ type result struct {
 // between its BEGIN and its COMMIT.
 const (
 	stmtBegin = iota
+	stmtLock
 	stmtCommit
 	stmtRollback
 	stmtHead
 	stmtInsert
 	stmtSetHead
+	stmtCount
 )
 
-var stmtSQL = [...]string{
-	stmtBegin:    `BEGIN IMMEDIATE`,
-	stmtCommit:   `COMMIT`,
-	stmtRollback: `ROLLBACK`,
-	stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
-	stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+// statements is the writer's SQL on dialect d. Every appender, in this
+// process or another, takes the chain's lock before it reads the head, so
+// the chain stays one: on SQLite, BEGIN IMMEDIATE takes the database's
+// write lock; on PostgreSQL, whose writers do not exclude one another, a
+// transaction-level advisory lock (chainLockSQL), taken by its own
+// statement so that the head is read after it is held (READ COMMITTED
+// reads as of each statement's start).
+func statements(d store.Dialect) [stmtCount]string {
+	s := [stmtCount]string{
+		stmtBegin:    `BEGIN IMMEDIATE`,
+		stmtCommit:   `COMMIT`,
+		stmtRollback: `ROLLBACK`,
+		stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
+		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+	}
+	if d == store.Postgres {
+		s[stmtBegin], s[stmtLock] = `BEGIN`, chainLockSQL
+	}
+	return s
 }
+
+// chainLockSQL takes the audit chain's lock on PostgreSQL until the end of
+// the transaction. Its key spells "packs_au".
+const chainLockSQL = `SELECT pg_advisory_xact_lock(7017561498573283701)`
 
 // checkpointRowSQL reads the row a checkpoint names. The checkpointer runs
 // it on a connection of the pool, never between the writer's BEGIN and
@@ -157,23 +177,16 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 		}
 		opt.KeyDir = dir
 	}
-	k, err := ensureKey(ctx, db.SQL(), opt.KeyDir)
-	if err != nil {
-		return nil, fmt.Errorf("audit: open: %w", err)
-	}
-	conn, err := db.SQL().Conn(ctx)
+	k, err := ensureKey(ctx, db, opt.KeyDir)
 	if err != nil {
 		return nil, fmt.Errorf("audit: open: %w", err)
 	}
 	l := &Log{
-		conn: conn, key: k, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
+		db: db, key: k, logger: opt.Logger, redact: opt.Redactor, maxBatch: opt.MaxBatch,
 		reqs: make(chan *request), tips: make(chan tip, 1), closing: make(chan struct{}), done: make(chan struct{}), cpDone: make(chan struct{}),
 	}
-	for i, q := range stmtSQL {
-		if l.stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
-			l.closeConn()
-			return nil, fmt.Errorf("audit: open: %w", err)
-		}
+	if err := l.connect(ctx); err != nil {
+		return nil, fmt.Errorf("audit: open: %w", err)
 	}
 	if l.rowStmt, err = db.SQL().PrepareContext(ctx, checkpointRowSQL); err != nil {
 		l.closeConn()
@@ -184,14 +197,66 @@ func Open(ctx context.Context, db *store.DB, opt Options) (*Log, error) {
 	return l, nil
 }
 
-func (l *Log) closeConn() error {
-	var errs []error
-	for _, st := range append(l.stmts[:], l.rowStmt) {
-		if st != nil {
-			errs = append(errs, st.Close())
+// connect takes the writer's connection from the pool and prepares its
+// statements on it.
+func (l *Log) connect(ctx context.Context) error {
+	conn, err := l.db.SQL().Conn(ctx)
+	if err != nil {
+		return err
+	}
+	l.conn = conn
+	for i, q := range statements(l.db.Dialect()) {
+		if q == "" {
+			continue
+		}
+		if l.stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
+			l.closeWriter()
+			return err
 		}
 	}
-	return errors.Join(append(errs, l.conn.Close())...)
+	return nil
+}
+
+// reconnect replaces the writer's connection when it no longer answers:
+// a PostgreSQL server that restarted, failed over or ended the session.
+// It reports whether it replaced it. Only the writer goroutine calls it.
+func (l *Log) reconnect() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if l.conn != nil && l.conn.PingContext(ctx) == nil {
+		return false
+	}
+	l.closeWriter()
+	if err := l.connect(ctx); err != nil {
+		l.logger.Error("audit: reconnect failed", "err", err)
+		return false
+	}
+	l.logger.Warn("audit: the writer's connection was lost; appending on a new one")
+	return true
+}
+
+// closeWriter closes the writer's statements and connection.
+func (l *Log) closeWriter() error {
+	var errs []error
+	for i, st := range l.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+			l.stmts[i] = nil
+		}
+	}
+	if l.conn != nil {
+		errs = append(errs, l.conn.Close())
+		l.conn = nil
+	}
+	return errors.Join(errs...)
+}
+
+func (l *Log) closeConn() error {
+	var errs []error
+	if l.rowStmt != nil {
+		errs = append(errs, l.rowStmt.Close())
+	}
+	return errors.Join(append(errs, l.closeWriter())...)
 }
 
 // Close stops the writer after the batch in flight is committed. Appends
@@ -246,7 +311,12 @@ func (l *Log) write() {
 				break gather
 			}
 		}
-		seq, last, err := l.commit(batch)
+		seq, last, inDoubt, err := l.commit(batch)
+		if err != nil && l.reconnect() && !inDoubt {
+			// The connection was lost before COMMIT was sent: the server
+			// rolled the batch back, so it is written again, once.
+			seq, last, _, err = l.commit(batch)
+		}
 		if err != nil {
 			l.logger.Error("audit: commit failed", "rows", len(batch), "err", err)
 			err = fmt.Errorf("audit: append: %w", err)
@@ -307,10 +377,17 @@ func (l *Log) checkpoints() {
 // commit writes batch as one transaction and returns the first row's seq
 // and the last row. It reads the head inside the write transaction, so two
 // processes sharing packs.db still build one chain.
-func (l *Log) commit(batch []*request) (seq0 int64, last tip, err error) {
+//
+// inDoubt is set when COMMIT itself failed: the batch may have been
+// written, so it must not be written again. Before COMMIT, a failure
+// leaves nothing written.
+func (l *Log) commit(batch []*request) (seq0 int64, last tip, inDoubt bool, err error) {
 	ctx := context.Background()
+	if l.conn == nil {
+		return 0, tip{}, false, errors.New("no connection to the store")
+	}
 	if _, err := l.stmts[stmtBegin].ExecContext(ctx); err != nil {
-		return 0, tip{}, err
+		return 0, tip{}, false, err
 	}
 	defer func() {
 		if err != nil {
@@ -318,10 +395,15 @@ func (l *Log) commit(batch []*request) (seq0 int64, last tip, err error) {
 			l.stmts[stmtRollback].ExecContext(ctx)
 		}
 	}()
+	if l.stmts[stmtLock] != nil {
+		if _, err := l.stmts[stmtLock].ExecContext(ctx); err != nil {
+			return 0, tip{}, false, err
+		}
+	}
 	seq, prev := int64(0), genesis
 	err = l.stmts[stmtHead].QueryRowContext(ctx).Scan(&seq, &prev)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, tip{}, err
+		return 0, tip{}, false, err
 	}
 	first := seq + 1
 	var mac string
@@ -330,17 +412,17 @@ func (l *Log) commit(batch []*request) (seq0 int64, last tip, err error) {
 		h := rowHash(prev, seq, r.row)
 		mac = l.key.rowMAC(seq, h)
 		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
-			return 0, tip{}, err
+			return 0, tip{}, false, err
 		}
 		prev = h
 	}
 	if _, err := l.stmts[stmtSetHead].ExecContext(ctx, seq, prev); err != nil {
-		return 0, tip{}, err
+		return 0, tip{}, false, err
 	}
 	if _, err := l.stmts[stmtCommit].ExecContext(ctx); err != nil {
-		return 0, tip{}, err
+		return 0, tip{}, true, err
 	}
-	return first, tip{seq: seq, hash: prev, mac: mac}, nil
+	return first, tip{seq: seq, hash: prev, mac: mac}, false, nil
 }
 
 // checkpoint moves the checkpoint to p, a row this Log committed, unless

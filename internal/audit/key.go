@@ -170,7 +170,8 @@ func loadKey(ctx context.Context, db *sql.DB, dir string) (*key, error) {
 // random bytes in a new file of mode 0600, covering every row after the
 // newest one. The head is read inside a write transaction, so no row can
 // slip in between.
-func ensureKey(ctx context.Context, db *sql.DB, dir string) (*key, error) {
+func ensureKey(ctx context.Context, sdb *store.DB, dir string) (*key, error) {
+	db := sdb.SQL()
 	k, err := loadKey(ctx, db, dir)
 	if err != nil || k != nil {
 		if err == nil {
@@ -178,11 +179,16 @@ func ensureKey(ctx context.Context, db *sql.DB, dir string) (*key, error) {
 		}
 		return k, err
 	}
-	tx, err := db.BeginTx(ctx, nil) // _txlock=immediate: this takes the write lock
+	tx, err := db.BeginTx(ctx, nil) // SQLite's _txlock=immediate: this takes the write lock
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
+	if sdb.Dialect() == store.Postgres {
+		if _, err := tx.ExecContext(ctx, chainLockSQL); err != nil {
+			return nil, err
+		}
+	}
 	var head int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM audit`).Scan(&head); err != nil {
 		return nil, err
@@ -197,7 +203,7 @@ func ensureKey(ctx context.Context, db *sql.DB, dir string) (*key, error) {
 	switch err := createExclusive(k.path(), b); {
 	case errors.Is(err, fs.ErrExist): // another process made it first
 		tx.Rollback()
-		return ensureKey(ctx, db, dir)
+		return ensureKey(ctx, sdb, dir)
 	case err != nil:
 		return nil, fmt.Errorf("audit: create the key: %w", err)
 	}
@@ -337,6 +343,9 @@ func writeCheckpoint(k *key, seq int64, hash, mac, by string, durable bool) (Che
 
 // keyDir is where the key of db lives: the directory of packs.db.
 func keyDir(ctx context.Context, db *store.DB) (string, error) {
+	if db.Dialect() != store.SQLite {
+		return "", errors.New("audit: a PostgreSQL store is not a file beside which the key could live: set a key directory")
+	}
 	var file string
 	if err := db.SQL().QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
 		return "", fmt.Errorf("audit: locate packs.db: %w", err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -15,19 +14,29 @@ import (
 	"github.com/packs-run/packs/internal/store"
 )
 
-const killEnv = "PACKS_AUDIT_KILL_DB"
+const (
+	killEnv    = "PACKS_AUDIT_KILL_DB"
+	killKeyEnv = "PACKS_AUDIT_KILL_KEYDIR"
+)
 
 // TestKillMidBurst re-executes the test binary as a child that appends audit
 // rows from eight goroutines and prints each acknowledged seq, SIGKILLs it in
 // the middle of the burst, then reopens packs.db: every acknowledged row must
-// be there, unchanged, and the chain must verify.
+// be there, unchanged, and the chain must verify. On PostgreSQL the child
+// is a replica killed while it appends.
 func TestKillMidBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")
 	}
-	path := filepath.Join(t.TempDir(), "packs.db")
+	eachBackend(t, testKillMidBurst)
+}
+
+func testKillMidBurst(t *testing.T, target func(testing.TB) string) {
+	path := target(t)
+	dir, _ := keyDirs.Load(path)
+	keyDir, _ := dir.(string)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killEnv+"="+path)
+	cmd.Env = append(os.Environ(), killEnv+"="+path, killKeyEnv+"="+keyDir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -58,11 +67,7 @@ func TestKillMidBurst(t *testing.T) {
 		t.Fatalf("the child ended before it was killed: %v", err)
 	}
 
-	db, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("reopening after SIGKILL: %v", err)
-	}
-	defer db.Close()
+	db := openDB(t, path)
 	stored := map[int64]string{}
 	for e, err := range audit.Entries(context.Background(), db, audit.Filter{}) {
 		if err != nil {
@@ -75,10 +80,7 @@ func TestKillMidBurst(t *testing.T) {
 			t.Errorf("acknowledged seq %d (%s) is %q in the log after the kill", seq, id, got)
 		}
 	}
-	rep, err := audit.Verify(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := verify(t, db)
 	if !rep.OK() {
 		t.Errorf("chain broken after SIGKILL: %v", rep.Breaks)
 	}
@@ -100,7 +102,7 @@ func TestKillHelper(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	l, err := audit.Open(context.Background(), db, audit.Options{})
+	l, err := audit.Open(context.Background(), db, audit.Options{KeyDir: os.Getenv(killKeyEnv)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

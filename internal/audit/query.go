@@ -60,7 +60,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
 		if f.Limit > 0 {
-			q = `SELECT * FROM (` + q + ` ORDER BY seq DESC LIMIT ?)`
+			q = `SELECT * FROM (` + q + ` ORDER BY seq DESC LIMIT ?) AS newest`
 			args = append(args, f.Limit)
 		}
 		rows, err := db.SQL().QueryContext(ctx, q+` ORDER BY seq`, args...)

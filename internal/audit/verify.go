@@ -100,11 +100,11 @@ func VerifyWithKey(ctx context.Context, db *store.DB, dir string) (Report, error
 // keyAndCheckpoint loads the key of db from dir (making it when create is
 // set) and the checkpoint beside it.
 func keyAndCheckpoint(ctx context.Context, db *store.DB, dir string, create bool) (*key, *Checkpoint, error) {
-	load := loadKey
+	load := func(ctx context.Context, db *store.DB, dir string) (*key, error) { return loadKey(ctx, db.SQL(), dir) }
 	if create {
 		load = ensureKey
 	}
-	k, err := load(ctx, db.SQL(), dir)
+	k, err := load(ctx, db, dir)
 	if err != nil || k == nil {
 		return nil, nil, err
 	}

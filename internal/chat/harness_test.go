@@ -45,17 +45,28 @@ func newHarness(t testing.TB, in install) *harness {
 // newHarnessIn is newHarness with the state directory at dir.
 func newHarnessIn(t testing.TB, dir string, in install) *harness {
 	t.Helper()
+	return newHarnessStore(t, dir, "", in)
+}
+
+// newHarnessStore is newHarnessIn with the store at target (a PostgreSQL
+// URL) instead of packs.db in dir, when target is set; the audit key stays
+// in dir.
+func newHarnessStore(t testing.TB, dir, target string, in install) *harness {
+	t.Helper()
 	ctx := context.Background()
 	home, err := dist.OpenHome(ctx, dir, dist.HomeOptions{ModuleCache: testcache.Dir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, home.DBPath())
+	if target == "" {
+		target = home.DBPath()
+	}
+	db, err := store.Open(ctx, target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	log, err := audit.Open(ctx, db, audit.Options{})
+	log, err := audit.Open(ctx, db, audit.Options{KeyDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 )
 
 // chatStore keeps chats in the tables of migration 4
@@ -19,27 +20,36 @@ import (
 // the process, and only a power loss can drop the last commits (never
 // corrupt the file). A chat message costs ~40 µs instead of an fsync
 // (~1 ms on a busy disk), four times per turn. The audit log, which must
-// not lose a call, keeps FULL.
+// not lose a call, keeps FULL. On PostgreSQL a commit is durable on the
+// server, and a chat's writes are plain transactions.
 type chatStore struct {
-	db *sql.DB
+	db     *sql.DB
+	sqlite bool
 }
 
-// write runs fn in a transaction committed with synchronous=NORMAL, on a
-// connection that goes back to the pool with FULL restored.
+func newChatStore(db *store.DB) chatStore {
+	return chatStore{db: db.SQL(), sqlite: db.Dialect() == store.SQLite}
+}
+
+// write runs fn in a transaction; on SQLite committed with
+// synchronous=NORMAL, on a connection that goes back to the pool with FULL
+// restored.
 func (c chatStore) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) (err error) {
 	conn, err := c.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("chat: %s: %w", what, err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
-		return fmt.Errorf("chat: %s: %w", what, err)
-	}
-	defer func() {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = FULL`); rerr != nil && err == nil {
-			err = fmt.Errorf("chat: %s: %w", what, rerr)
+	if c.sqlite {
+		if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
+			return fmt.Errorf("chat: %s: %w", what, err)
 		}
-	}()
+		defer func() {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = FULL`); rerr != nil && err == nil {
+				err = fmt.Errorf("chat: %s: %w", what, rerr)
+			}
+		}()
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("chat: %s: %w", what, err)
@@ -92,12 +102,32 @@ func (c chatStore) appendMessages(ctx context.Context, chat string, seq int, msg
 				calls = string(b)
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_messages(chat, seq, role, content, tool_calls, tool_call_id, is_error, at) VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
-				chat, seq+i, string(m.Role), m.Content, calls, m.ToolCallID, m.IsError, at); err != nil {
+				chat, seq+i, string(m.Role), c.content(m.Content), calls, m.ToolCallID, m.IsError, at); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// content is a message's content as its column takes it: TEXT on SQLite,
+// which holds any bytes; BYTEA on PostgreSQL, whose TEXT refuses a NUL and
+// bytes that are not UTF-8, which a tool's output may hold
+// (internal/store's schemaChatPostgres). Either scans back into a string.
+func (c chatStore) content(s string) any {
+	if c.sqlite {
+		return s
+	}
+	return []byte(s)
+}
+
+// countMessages is how many messages chat has stored.
+func (c chatStore) countMessages(ctx context.Context, chat string) (int, error) {
+	var n int
+	if err := c.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chat_messages WHERE chat = ?`, chat).Scan(&n); err != nil {
+		return 0, fmt.Errorf("chat: count messages: %w", err)
+	}
+	return n, nil
 }
 
 func (c chatStore) loadMessages(ctx context.Context, chat string) ([]llm.Message, error) {
@@ -153,7 +183,9 @@ func (c chatStore) loadPacks(ctx context.Context, chat string) ([]packRow, error
 func (c chatStore) savePack(ctx context.Context, chat, pack string, opened, enabled bool) error {
 	return c.write(ctx, "save pack "+pack, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO chat_packs(chat, pack, attached_at, opened, tools_enabled) VALUES(?, ?, ?, ?, ?)
-			ON CONFLICT(chat, pack) DO UPDATE SET opened = opened OR excluded.opened, tools_enabled = tools_enabled OR excluded.tools_enabled`,
+			ON CONFLICT(chat, pack) DO UPDATE SET
+				opened = CASE WHEN excluded.opened <> 0 THEN 1 ELSE chat_packs.opened END,
+				tools_enabled = CASE WHEN excluded.tools_enabled <> 0 THEN 1 ELSE chat_packs.tools_enabled END`,
 			chat, pack, stamp3339(now()), opened, enabled)
 		return err
 	})
@@ -173,7 +205,8 @@ func (c chatStore) saveArtifacts(ctx context.Context, chat, invocation string, a
 	at := stamp3339(now())
 	return c.write(ctx, "save artifacts", func(tx *sql.Tx) error {
 		for _, a := range arts {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chat_artifacts(chat, invocation, path, mime, size, at) VALUES(?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chat_artifacts(chat, invocation, path, mime, size, at) VALUES(?, ?, ?, ?, ?, ?)
+				ON CONFLICT(chat, invocation, path) DO UPDATE SET mime = excluded.mime, size = excluded.size, at = excluded.at`,
 				chat, invocation, a.Path, a.MIME, a.Size, at); err != nil {
 				return err
 			}
@@ -219,7 +252,8 @@ func (m chatMemory) Allowed(ctx context.Context, chat, class string) (string, bo
 
 func (m chatMemory) Remember(ctx context.Context, chat, class, approver string) error {
 	return m.c.write(ctx, "remember approval", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chat_approvals(chat, class, approver, at) VALUES(?, ?, ?, ?)`, chat, class, approver, stamp3339(now()))
+		_, err := tx.ExecContext(ctx, `INSERT INTO chat_approvals(chat, class, approver, at) VALUES(?, ?, ?, ?)
+			ON CONFLICT(chat, class) DO UPDATE SET approver = excluded.approver, at = excluded.at`, chat, class, approver, stamp3339(now()))
 		return err
 	})
 }

@@ -85,6 +85,10 @@ type Session struct {
 	changed   func()
 	memory    capability.ChatMemory
 	turn      sync.Mutex // one turn at a time
+	// stored is held while messages go to the store and into messages,
+	// and while Refresh compares and reloads them: the two never
+	// interleave.
+	stored sync.Mutex
 
 	mu       sync.Mutex
 	active   map[string]*attached
@@ -108,7 +112,7 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Session{deps: deps, db: chatStore{deps.Store.SQL()}, changed: opt.OnToolsChanged, active: map[string]*attached{},
+	s := &Session{deps: deps, db: newChatStore(deps.Store), changed: opt.OnToolsChanged, active: map[string]*attached{},
 		limits: DefaultLimits, provider: "the provider"}
 	s.memory = chatMemory{s.db}
 	if opt.ID == "" {

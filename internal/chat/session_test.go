@@ -49,81 +49,85 @@ func skillMD(name, description string) string {
 }
 
 func TestResume(t *testing.T) {
-	h := newHarness(t, install{notesPack: nil})
-	srv := llmtest.NewServer(
-		calls(call(ToolOpenDocs, `{"pack_id":"notes"}`), call(ToolEnableTools, `{"pack_id":"notes"}`)),
-		llmtest.Turn{Text: "ready"},
-		llmtest.Turn{Text: "resumed"},
-	)
-	defer srv.Close()
-	s := h.open(Options{Attach: []string{"notes"}})
-	p := provider(t, srv, llm.ProviderOpenAI, time.Minute)
-	if _, err := s.Send(context.Background(), p, "get ready", TurnOptions{Approver: &person{}}); err != nil {
-		t.Fatal(err)
-	}
-	again := h.open(Options{ID: s.ID()})
-	if got, want := again.Packs(), []PackState{{Name: "notes", Description: "Keep short notes in the chat workspace. Use it when the person asks to jot something down or to echo data back.", HasTools: true, Opened: true, Enabled: true}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("got packs %+v, want %+v", got, want)
-	}
-	if again.Workspace() != s.Workspace() {
-		t.Errorf("got workspace %s, want %s", again.Workspace(), s.Workspace())
-	}
-	if !reflect.DeepEqual(again.Messages(), s.Messages()) {
-		t.Errorf("got messages %+v, want %+v", again.Messages(), s.Messages())
-	}
-	if _, err := again.Send(context.Background(), p, "still there?", TurnOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	r := srv.Requests()[2]
-	if !r.HasTool("notes__echo") || len(r.Messages) != 6 || !strings.Contains(r.System, "Docs already opened in this conversation: notes") {
-		t.Errorf("the resumed chat's request: tools %v, %d messages, system:\n%s", r.ToolNames(), len(r.Messages), r.System)
-	}
-	if _, err := Open(context.Background(), h.deps, Options{ID: "chat_nope"}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("got %v, want ErrNotFound", err)
-	}
+	eachBackend(t, func(t *testing.T, newHarness func(testing.TB, install) *harness) {
+		h := newHarness(t, install{notesPack: nil})
+		srv := llmtest.NewServer(
+			calls(call(ToolOpenDocs, `{"pack_id":"notes"}`), call(ToolEnableTools, `{"pack_id":"notes"}`)),
+			llmtest.Turn{Text: "ready"},
+			llmtest.Turn{Text: "resumed"},
+		)
+		defer srv.Close()
+		s := h.open(Options{Attach: []string{"notes"}})
+		p := provider(t, srv, llm.ProviderOpenAI, time.Minute)
+		if _, err := s.Send(context.Background(), p, "get ready", TurnOptions{Approver: &person{}}); err != nil {
+			t.Fatal(err)
+		}
+		again := h.open(Options{ID: s.ID()})
+		if got, want := again.Packs(), []PackState{{Name: "notes", Description: "Keep short notes in the chat workspace. Use it when the person asks to jot something down or to echo data back.", HasTools: true, Opened: true, Enabled: true}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got packs %+v, want %+v", got, want)
+		}
+		if again.Workspace() != s.Workspace() {
+			t.Errorf("got workspace %s, want %s", again.Workspace(), s.Workspace())
+		}
+		if !reflect.DeepEqual(again.Messages(), s.Messages()) {
+			t.Errorf("got messages %+v, want %+v", again.Messages(), s.Messages())
+		}
+		if _, err := again.Send(context.Background(), p, "still there?", TurnOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := srv.Requests()[2]
+		if !r.HasTool("notes__echo") || len(r.Messages) != 6 || !strings.Contains(r.System, "Docs already opened in this conversation: notes") {
+			t.Errorf("the resumed chat's request: tools %v, %d messages, system:\n%s", r.ToolNames(), len(r.Messages), r.System)
+		}
+		if _, err := Open(context.Background(), h.deps, Options{ID: "chat_nope"}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("got %v, want ErrNotFound", err)
+		}
+	})
 }
 
 func TestAttachDetach(t *testing.T) {
-	dir := t.TempDir()
-	plain := writePack(t, dir, "plain", map[string]string{"SKILL.md": skillMD("plain", "A pack with docs only.")})
-	banned := writePack(t, dir, "banned", map[string]string{"SKILL.md": skillMD("banned", "Blocked by the policy.")})
-	h := newHarness(t, install{notesPack: nil, plain: nil, banned: nil})
-	h.deps.Pipeline = h.pipeline(policy(t, "[packs]\nmandated = [\"plain\", \"absent\"]\nblocked = [\"banned\"]\n"))
-	changed := 0
-	s := h.open(Options{OnToolsChanged: func() { changed++ }})
-	if got := s.Packs(); len(got) != 1 || got[0].Name != "plain" || !got[0].Mandated {
-		t.Fatalf("got %+v, want the mandated pack attached", got)
-	}
-	if n := s.Notices(); len(n) != 1 || !strings.Contains(n[0], "absent") {
-		t.Errorf("got notices %q, want one about the missing mandated pack", n)
-	}
-	if err := s.Attach(context.Background(), "banned"); !errors.Is(err, capability.ErrDenied) || !errors.Is(err, capability.ErrBlocked) {
-		t.Errorf("attach banned: got %v, want a policy denial", err)
-	}
-	if err := s.Attach(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("attach nope: got %v, want ErrNotFound", err)
-	}
-	if err := s.Attach(context.Background(), "notes"); err != nil {
-		t.Fatal(err)
-	}
-	if changed != 2 {
-		t.Errorf("tools changed %d times, want twice: the base tools came with plain, exec_best_effort with notes", changed)
-	}
-	if err := s.Detach(context.Background(), "plain"); !errors.Is(err, ErrMandated) {
-		t.Errorf("detach plain: got %v, want ErrMandated", err)
-	}
-	if err := s.Detach(context.Background(), "notes"); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Packs(); len(got) != 1 || got[0].Name != "plain" {
-		t.Errorf("got %+v after detach", got)
-	}
-	if again := h.open(Options{ID: s.ID()}); len(again.Packs()) != 1 {
-		t.Errorf("the detach was not stored: %+v", again.Packs())
-	}
-	if got := h.open(Options{}).Tools(); len(got) != 3 {
-		t.Errorf("got %d tools for a pack without terminal_exec, want the three read-only base tools", len(got))
-	}
+	eachBackend(t, func(t *testing.T, newHarness func(testing.TB, install) *harness) {
+		dir := t.TempDir()
+		plain := writePack(t, dir, "plain", map[string]string{"SKILL.md": skillMD("plain", "A pack with docs only.")})
+		banned := writePack(t, dir, "banned", map[string]string{"SKILL.md": skillMD("banned", "Blocked by the policy.")})
+		h := newHarness(t, install{notesPack: nil, plain: nil, banned: nil})
+		h.deps.Pipeline = h.pipeline(policy(t, "[packs]\nmandated = [\"plain\", \"absent\"]\nblocked = [\"banned\"]\n"))
+		changed := 0
+		s := h.open(Options{OnToolsChanged: func() { changed++ }})
+		if got := s.Packs(); len(got) != 1 || got[0].Name != "plain" || !got[0].Mandated {
+			t.Fatalf("got %+v, want the mandated pack attached", got)
+		}
+		if n := s.Notices(); len(n) != 1 || !strings.Contains(n[0], "absent") {
+			t.Errorf("got notices %q, want one about the missing mandated pack", n)
+		}
+		if err := s.Attach(context.Background(), "banned"); !errors.Is(err, capability.ErrDenied) || !errors.Is(err, capability.ErrBlocked) {
+			t.Errorf("attach banned: got %v, want a policy denial", err)
+		}
+		if err := s.Attach(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("attach nope: got %v, want ErrNotFound", err)
+		}
+		if err := s.Attach(context.Background(), "notes"); err != nil {
+			t.Fatal(err)
+		}
+		if changed != 2 {
+			t.Errorf("tools changed %d times, want twice: the base tools came with plain, exec_best_effort with notes", changed)
+		}
+		if err := s.Detach(context.Background(), "plain"); !errors.Is(err, ErrMandated) {
+			t.Errorf("detach plain: got %v, want ErrMandated", err)
+		}
+		if err := s.Detach(context.Background(), "notes"); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Packs(); len(got) != 1 || got[0].Name != "plain" {
+			t.Errorf("got %+v after detach", got)
+		}
+		if again := h.open(Options{ID: s.ID()}); len(again.Packs()) != 1 {
+			t.Errorf("the detach was not stored: %+v", again.Packs())
+		}
+		if got := h.open(Options{}).Tools(); len(got) != 3 {
+			t.Errorf("got %d tools for a pack without terminal_exec, want the three read-only base tools", len(got))
+		}
+	})
 }
 
 func TestNoPacksNoTools(t *testing.T) {
@@ -144,37 +148,39 @@ func TestNoPacksNoTools(t *testing.T) {
 // "allow for this chat" is remembered (also after resuming) and only in its
 // chat, and with nobody to ask the answer is deny.
 func TestApprovalSources(t *testing.T) {
-	h := newHarness(t, install{notesPack: nil})
-	h.deps.Pipeline = h.pipeline(policy(t, "[approval]\nauto_approve = [\"open_docs\"]\n"))
-	s := h.open(Options{Attach: []string{"notes"}})
-	ctx := context.Background()
-	who := &person{decide: func(capability.Pending) capability.Verdict { return capability.AllowChat }}
-	r, err := s.Call(ctx, ToolOpenDocs, json.RawMessage(`{"pack_id":"notes"}`), who)
-	if err != nil || r.IsError || !strings.HasPrefix(r.Decision.Approver, "policy") {
-		t.Fatalf("open_docs: %+v %v, want approved by the policy", r, err)
-	}
-	if len(who.asked()) != 0 {
-		t.Errorf("the person was asked about a call the policy approves")
-	}
-	args := json.RawMessage(`{"pack_id":"notes","path":"SKILL.md"}`)
-	if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || r.Decision.Remembered {
-		t.Fatalf("first read_file: %+v", r)
-	}
-	if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || !r.Decision.Remembered || r.Decision.Verdict != capability.AllowChat {
-		t.Errorf("second read_file: %+v, want approved by the chat's memory", r.Decision)
-	}
-	if n := len(who.asked()); n != 1 {
-		t.Errorf("the person was asked %d times, want once", n)
-	}
-	resumed := h.open(Options{ID: s.ID()})
-	if r, _ = resumed.Call(ctx, ToolReadFile, args, nil); r.IsError || !r.Decision.Remembered {
-		t.Errorf("read_file in the resumed chat: %+v", r)
-	}
-	other := h.open(Options{Attach: []string{"notes"}})
-	r, err = other.Call(ctx, ToolReadFile, args, nil)
-	if err != nil || !r.IsError || r.ErrorKind != ErrKindDenied || r.Decision.Approved {
-		t.Errorf("read_file in another chat without a person: %+v %v, want denied", r, err)
-	}
+	eachBackend(t, func(t *testing.T, newHarness func(testing.TB, install) *harness) {
+		h := newHarness(t, install{notesPack: nil})
+		h.deps.Pipeline = h.pipeline(policy(t, "[approval]\nauto_approve = [\"open_docs\"]\n"))
+		s := h.open(Options{Attach: []string{"notes"}})
+		ctx := context.Background()
+		who := &person{decide: func(capability.Pending) capability.Verdict { return capability.AllowChat }}
+		r, err := s.Call(ctx, ToolOpenDocs, json.RawMessage(`{"pack_id":"notes"}`), who)
+		if err != nil || r.IsError || !strings.HasPrefix(r.Decision.Approver, "policy") {
+			t.Fatalf("open_docs: %+v %v, want approved by the policy", r, err)
+		}
+		if len(who.asked()) != 0 {
+			t.Errorf("the person was asked about a call the policy approves")
+		}
+		args := json.RawMessage(`{"pack_id":"notes","path":"SKILL.md"}`)
+		if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || r.Decision.Remembered {
+			t.Fatalf("first read_file: %+v", r)
+		}
+		if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || !r.Decision.Remembered || r.Decision.Verdict != capability.AllowChat {
+			t.Errorf("second read_file: %+v, want approved by the chat's memory", r.Decision)
+		}
+		if n := len(who.asked()); n != 1 {
+			t.Errorf("the person was asked %d times, want once", n)
+		}
+		resumed := h.open(Options{ID: s.ID()})
+		if r, _ = resumed.Call(ctx, ToolReadFile, args, nil); r.IsError || !r.Decision.Remembered {
+			t.Errorf("read_file in the resumed chat: %+v", r)
+		}
+		other := h.open(Options{Attach: []string{"notes"}})
+		r, err = other.Call(ctx, ToolReadFile, args, nil)
+		if err != nil || !r.IsError || r.ErrorKind != ErrKindDenied || r.Decision.Approved {
+			t.Errorf("read_file in another chat without a person: %+v %v, want denied", r, err)
+		}
+	})
 }
 
 func TestToolsChangedOnEnable(t *testing.T) {

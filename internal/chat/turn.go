@@ -220,6 +220,8 @@ func (s *Session) entryDoc(name string) string {
 // stored even when ctx is cancelled, so a stopped turn leaves a whole
 // conversation.
 func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error {
+	s.stored.Lock()
+	defer s.stored.Unlock()
 	s.mu.Lock()
 	seq := len(s.messages)
 	s.mu.Unlock()
@@ -229,6 +231,82 @@ func (s *Session) appendMessages(ctx context.Context, msgs ...llm.Message) error
 	s.mu.Lock()
 	s.messages = append(s.messages, msgs...)
 	s.mu.Unlock()
+	return nil
+}
+
+// Refresh brings the session in line with the store, where another
+// process sharing it (a replica of packs serve on one PostgreSQL) may have
+// continued the chat since this session loaded or wrote it: it reloads
+// the conversation when messages were added, and takes in the packs
+// attached, opened or enabled there. Call it between turns. A session
+// that missed the messages would number its next one as one already
+// stored, and that write would fail. A pack detached elsewhere stays
+// attached here until the session is opened again.
+func (s *Session) Refresh(ctx context.Context) error {
+	if err := s.refreshMessages(ctx); err != nil {
+		return err
+	}
+	return s.refreshPacks(ctx)
+}
+
+func (s *Session) refreshMessages(ctx context.Context) error {
+	s.stored.Lock()
+	defer s.stored.Unlock()
+	n, err := s.db.countMessages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	have := len(s.messages)
+	s.mu.Unlock()
+	if n == have {
+		return nil
+	}
+	msgs, err := s.db.loadMessages(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.messages = msgs
+	s.mu.Unlock()
+	return nil
+}
+
+// refreshPacks attaches the packs the store lists for the chat that the
+// session lacks, and turns on the opened and enabled marks the store has;
+// marks only ever turn on, as the store's do.
+func (s *Session) refreshPacks(ctx context.Context) error {
+	rows, err := s.db.loadPacks(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	before := s.toolsKey()
+	for _, r := range rows {
+		s.mu.Lock()
+		_, ok := s.active[r.pack]
+		s.mu.Unlock()
+		if ok {
+			s.update(r.pack, func(a *attached) {
+				a.opened = a.opened || r.opened
+				a.enabled = a.enabled || r.enabled && a.pack.HasTools()
+			})
+			continue
+		}
+		p, ref, err := s.deps.Catalog.Pack(ctx, r.pack)
+		if err != nil {
+			// Not installed here, or no longer loads: Open said so once
+			// already; every refresh would say it again.
+			s.log.Debug("chat: a pack of the stored chat is left out", "pack", r.pack, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		if _, ok := s.active[r.pack]; !ok {
+			s.active[r.pack] = &attached{pack: p, ref: ref, opened: r.opened, enabled: r.enabled && p.HasTools()}
+			s.order = append(s.order, r.pack)
+		}
+		s.mu.Unlock()
+	}
+	s.fireIfChanged(before)
 	return nil
 }
 

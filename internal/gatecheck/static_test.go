@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,6 +98,13 @@ var implementations = map[string]struct {
 // front end can reach them (personRunsOnlyFromCmd proves it).
 var personRuns = map[string]string{
 	"github.com/packs-run/packs/internal/author.Build": "packs build runs the author's own build (make) in the folder the person names, as make itself would",
+}
+
+// testServers are packages that start the real servers tests run against
+// (a PostgreSQL), never a tool: no file but a test imports them
+// (testServersOnlyInTests proves it), so no tool call can reach them.
+var testServers = map[string]string{
+	modPath + "/internal/testpg": "starts the PostgreSQL the store's tests run against",
 }
 
 // module is the type-checked source of every package of the module.
@@ -444,6 +452,8 @@ func ungated(m *module) (impl, ok, bad []site, why []string) {
 			impl = append(impl, s)
 		} else if w, run := personRuns[s.fn]; run {
 			ok, why = append(ok, s), append(why, "a person's own command: "+w)
+		} else if w, test := testServers[s.pkg]; test {
+			ok, why = append(ok, s), append(why, "a test's server: "+w)
 		} else if w := gated(byPath[s.pkg], s); w != "" {
 			ok, why = append(ok, s), append(why, w)
 		} else {
@@ -508,6 +518,26 @@ func personRunsOnlyFromCmd(t *testing.T, m *module) {
 	for name := range personRuns {
 		if seen[name] == 0 {
 			t.Errorf("%s is listed in personRuns but never called: remove it from the list", name)
+		}
+	}
+}
+
+// testServersOnlyInTests checks that no package's own files (the walk
+// reads no _test.go file) import a package of testServers, and that each
+// listed package still exists.
+func testServersOnlyInTests(t *testing.T, m *module) {
+	m.walk(func(c *checked, n ast.Node, _ []ast.Node) {
+		spec, ok := n.(*ast.ImportSpec)
+		if !ok {
+			return
+		}
+		if path, _ := strconv.Unquote(spec.Path.Value); testServers[path] != "" {
+			t.Errorf("%s: %s imports %s: only tests may start a test's server", m.fset.Position(spec.Pos()), c.path, path)
+		}
+	})
+	for path := range testServers {
+		if !slices.ContainsFunc(m.pkgs, func(c *checked) bool { return c.path == path }) {
+			t.Errorf("%s is listed in testServers but is not in the module: remove it from the list", path)
 		}
 	}
 }
@@ -690,6 +720,7 @@ func TestStaticGate(t *testing.T) {
 	t.Run("EverySinkIsGated", func(t *testing.T) { everySinkIsGated(t, m) })
 	t.Run("ApprovalProvenance", func(t *testing.T) { approvalProvenance(t, m) })
 	t.Run("PersonRunsOnlyFromCmd", func(t *testing.T) { personRunsOnlyFromCmd(t, m) })
+	t.Run("TestServersOnlyInTests", func(t *testing.T) { testServersOnlyInTests(t, m) })
 	t.Run("ImplementationEntries", func(t *testing.T) { implementationEntries(t, m) })
 	t.Run("OneInstallDoor", func(t *testing.T) { oneInstallDoor(t, m) })
 	t.Run("CatchesBypasses", func(t *testing.T) { catchesBypasses(t, m) })

@@ -40,13 +40,16 @@ func (db *DB) PutAgent(ctx context.Context, r AgentRow) error {
 }
 
 func (db *DB) putAgent(ctx context.Context, r AgentRow) error {
-	tx, err := db.sql.BeginTx(ctx, nil) // _txlock=immediate: the name check and the write are one step
+	// On SQLite (_txlock=immediate) the name check and the write are one
+	// step; on PostgreSQL the unique index on lower(name) refuses the
+	// second of two replicas that race past the check.
+	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	var other string
-	switch err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE name = ? AND id != ?`, r.Name, r.ID).Scan(&other); {
+	switch err := tx.QueryRowContext(ctx, `SELECT id FROM agents WHERE lower(name) = lower(?) AND id != ?`, r.Name, r.ID).Scan(&other); {
 	case err == nil:
 		return ErrAgentExists
 	case !errors.Is(err, sql.ErrNoRows):
@@ -76,7 +79,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // Agent returns the agent whose id is ref, or else whose name is ref (in
 // any case), or an error wrapping ErrAgentNotFound.
 func (db *DB) Agent(ctx context.Context, ref string) (AgentRow, error) {
-	rows, err := db.queryAgents(ctx, `WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1`, ref, ref, ref)
+	rows, err := db.queryAgents(ctx, `WHERE id = ? OR lower(name) = lower(?) ORDER BY id = ? DESC LIMIT 1`, ref, ref, ref)
 	if err != nil {
 		return AgentRow{}, err
 	}
@@ -88,7 +91,7 @@ func (db *DB) Agent(ctx context.Context, ref string) (AgentRow, error) {
 
 // Agents returns every agent, ordered by name.
 func (db *DB) Agents(ctx context.Context) ([]AgentRow, error) {
-	return db.queryAgents(ctx, `ORDER BY name`)
+	return db.queryAgents(ctx, `ORDER BY lower(name)`)
 }
 
 // DeleteAgent deletes the agent of id and its capability list. Chats

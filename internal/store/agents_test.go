@@ -16,62 +16,64 @@ func agentRow(id, name string, caps ...string) AgentRow {
 }
 
 func TestAgentsRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	db := openTest(t)
-	want := agentRow("agent_1", "Research Assistant", "web_fetch", "current_time", "notes")
-	if err := db.PutAgent(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	for _, ref := range []string{"agent_1", "Research Assistant", "research assistant"} {
-		got, err := db.Agent(ctx, ref)
+	EachBackend(t, func(t *testing.T, openTest func(*testing.T) *DB) {
+		ctx := context.Background()
+		db := openTest(t)
+		want := agentRow("agent_1", "Research Assistant", "web_fetch", "current_time", "notes")
+		if err := db.PutAgent(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range []string{"agent_1", "Research Assistant", "research assistant"} {
+			got, err := db.Agent(ctx, ref)
+			if err != nil {
+				t.Fatalf("Agent(%q): %v", ref, err)
+			}
+			if got.ID != want.ID || got.Name != want.Name || got.SystemPrompt != want.SystemPrompt || got.Model != want.Model ||
+				got.MaxTokens != want.MaxTokens || !slices.Equal(got.Capabilities, want.Capabilities) ||
+				!got.Created.Equal(want.Created) || !got.Updated.Equal(want.Updated) {
+				t.Errorf("Agent(%q) = %+v, want %+v", ref, got, want)
+			}
+		}
+		// Replacing keeps the order given, drops what is gone, keeps created.
+		upd := want
+		upd.Capabilities = []string{"notes", "web_fetch"}
+		upd.Updated = want.Updated.Add(time.Hour)
+		upd.Created = time.Time{}
+		if err := db.PutAgent(ctx, upd); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Agent(ctx, "agent_1")
 		if err != nil {
-			t.Fatalf("Agent(%q): %v", ref, err)
+			t.Fatal(err)
 		}
-		if got.ID != want.ID || got.Name != want.Name || got.SystemPrompt != want.SystemPrompt || got.Model != want.Model ||
-			got.MaxTokens != want.MaxTokens || !slices.Equal(got.Capabilities, want.Capabilities) ||
-			!got.Created.Equal(want.Created) || !got.Updated.Equal(want.Updated) {
-			t.Errorf("Agent(%q) = %+v, want %+v", ref, got, want)
+		if !slices.Equal(got.Capabilities, upd.Capabilities) || !got.Updated.Equal(upd.Updated) || !got.Created.Equal(want.Created) {
+			t.Errorf("after update: %+v", got)
 		}
-	}
-	// Replacing keeps the order given, drops what is gone, keeps created.
-	upd := want
-	upd.Capabilities = []string{"notes", "web_fetch"}
-	upd.Updated = want.Updated.Add(time.Hour)
-	upd.Created = time.Time{}
-	if err := db.PutAgent(ctx, upd); err != nil {
-		t.Fatal(err)
-	}
-	got, err := db.Agent(ctx, "agent_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.Capabilities, upd.Capabilities) || !got.Updated.Equal(upd.Updated) || !got.Created.Equal(want.Created) {
-		t.Errorf("after update: %+v", got)
-	}
-	// A second agent may not take the name, in any case.
-	if err := db.PutAgent(ctx, agentRow("agent_2", "RESEARCH assistant")); !errors.Is(err, ErrAgentExists) {
-		t.Errorf("same name: got %v, want ErrAgentExists", err)
-	}
-	if err := db.PutAgent(ctx, agentRow("agent_2", "Writer")); err != nil {
-		t.Fatal(err)
-	}
-	list, err := db.Agents(ctx)
-	if err != nil || len(list) != 2 || list[0].Name != "Research Assistant" || list[1].Name != "Writer" || len(list[1].Capabilities) != 0 {
-		t.Fatalf("Agents = %+v, %v", list, err)
-	}
-	if err := db.DeleteAgent(ctx, "agent_1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Agent(ctx, "agent_1"); !errors.Is(err, ErrAgentNotFound) {
-		t.Errorf("deleted: got %v", err)
-	}
-	if err := db.DeleteAgent(ctx, "agent_1"); !errors.Is(err, ErrAgentNotFound) {
-		t.Errorf("deleted twice: got %v", err)
-	}
-	var n int
-	if err := db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM agent_capabilities WHERE agent = 'agent_1'`).Scan(&n); err != nil || n != 0 {
-		t.Errorf("capabilities of a deleted agent: %d rows, %v", n, err)
-	}
+		// A second agent may not take the name, in any case.
+		if err := db.PutAgent(ctx, agentRow("agent_2", "RESEARCH assistant")); !errors.Is(err, ErrAgentExists) {
+			t.Errorf("same name: got %v, want ErrAgentExists", err)
+		}
+		if err := db.PutAgent(ctx, agentRow("agent_2", "Writer")); err != nil {
+			t.Fatal(err)
+		}
+		list, err := db.Agents(ctx)
+		if err != nil || len(list) != 2 || list[0].Name != "Research Assistant" || list[1].Name != "Writer" || len(list[1].Capabilities) != 0 {
+			t.Fatalf("Agents = %+v, %v", list, err)
+		}
+		if err := db.DeleteAgent(ctx, "agent_1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Agent(ctx, "agent_1"); !errors.Is(err, ErrAgentNotFound) {
+			t.Errorf("deleted: got %v", err)
+		}
+		if err := db.DeleteAgent(ctx, "agent_1"); !errors.Is(err, ErrAgentNotFound) {
+			t.Errorf("deleted twice: got %v", err)
+		}
+		var n int
+		if err := db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM agent_capabilities WHERE agent = 'agent_1'`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("capabilities of a deleted agent: %d rows, %v", n, err)
+		}
+	})
 }
 
 // TestMigrateAgentsOnExistingDB: a packs.db at the schema before the

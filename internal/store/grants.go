@@ -161,7 +161,7 @@ func (db *DB) CallGrants(ctx context.Context, pack, chat string, take bool, laps
 // applies, a row whose grant columns are NULL.
 const callGrantsSQL = `SELECT EXISTS(SELECT 1 FROM disabled_packs WHERE name = ?1),
 		g.pack, g.chat, g.capability, g.resources, g.scope, g.granted_at, g.revoked_at
-	FROM (SELECT 1) LEFT JOIN grants g ON g.pack = ?1 AND (g.chat = '' OR g.chat = ?2)
+	FROM (SELECT 1) AS one LEFT JOIN grants g ON g.pack = ?1 AND (g.chat = '' OR g.chat = ?2)
 	ORDER BY g.capability, g.scope, g.chat`
 
 // callGrants reads the grants of one call through callGrantsSQL's prepared

@@ -187,6 +187,11 @@ func (db *DB) closeQueued(ctx context.Context, id, verdict, by string, now time.
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("store: decide %s: %w", id, err)
 	} else if n == 1 {
+		if db.dialect == Postgres {
+			// Wakes the waiter, on whichever replica it is, at once; a
+			// lost notification costs it one poll, so it is not an error.
+			db.sql.ExecContext(context.WithoutCancel(ctx), `SELECT pg_notify(?, ?)`, queueChannel, id)
+		}
 		return nil
 	}
 	cur, err := db.Queued(ctx, id)

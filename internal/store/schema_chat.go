@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // schemaChat is migration 4: chats. A chat keeps its conversation (the
 // messages exactly as the model saw them, tool results included), its
 // Active Pack Set, which packs it opened and enabled, and the call classes
@@ -46,3 +48,10 @@ CREATE TABLE chat_artifacts (
 	at         TEXT NOT NULL,
 	PRIMARY KEY (chat, invocation, path)
 );`
+
+// schemaChatPostgres is schemaChat on PostgreSQL, but for a message's
+// content, which is BYTEA: a message holds what a tool printed, and
+// PostgreSQL's TEXT refuses a NUL byte and bytes that are not UTF-8, where
+// SQLite's keeps them. A refused write would fail the turn.
+var schemaChatPostgres = strings.Replace(postgresDDL(schemaChat),
+	`content      TEXT COLLATE "C" NOT NULL DEFAULT ''`, `content      BYTEA NOT NULL DEFAULT ''`, 1)

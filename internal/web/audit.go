@@ -57,7 +57,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 
 // verifyAudit walks the hash chain and reports every break.
 func (s *Server) verifyAudit(w http.ResponseWriter, r *http.Request) {
-	rep, err := audit.Verify(r.Context(), s.cfg.App.DB)
+	rep, err := audit.VerifyWithKey(r.Context(), s.cfg.App.DB, s.cfg.App.AuditKeyDir())
 	if errors.Is(err, audit.ErrKeyMissing) || errors.Is(err, audit.ErrWrongKey) || errors.Is(err, audit.ErrBadKey) {
 		// Not a failure of the server: the log cannot be vouched for.
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error(), "breaks": []any{}})

@@ -31,6 +31,13 @@ type chatState struct {
 	callID string             // the model's id of the call being decided
 }
 
+// idle reports whether no turn is running.
+func (c *chatState) idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cancel == nil
+}
+
 func (c *chatState) currentCall() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -44,6 +51,12 @@ func (s *Server) chat(ctx context.Context, id string) (*chatState, error) {
 	cs, ok := s.chats[id]
 	s.mu.Unlock()
 	if ok {
+		if cs.idle() {
+			// Another replica on the same store may have continued it.
+			if err := cs.s.Refresh(ctx); err != nil {
+				return nil, err
+			}
+		}
 		return cs, nil
 	}
 	if !strings.HasPrefix(id, "chat_") {
