@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,11 @@ type Entry struct {
 	PrevHash   string          `json:"prev_hash"`
 	Hash       string          `json:"hash"`
 	MAC        string          `json:"mac,omitempty"` // HMAC of seq and hash under the audit key; empty before the log was keyed
+	// WaitedUS and RanUS are an invocation's wait for the gate's decision
+	// and its run, in microseconds: copies of its body's waited_ms and
+	// ran_ms, which Verify holds them to.
+	WaitedUS int64 `json:"waited_us,omitempty"`
+	RanUS    int64 `json:"ran_us,omitempty"`
 }
 
 // Filter selects entries; zero fields select everything.
@@ -55,7 +61,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
 		}
-		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit`
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us FROM audit`
 		if len(where) > 0 {
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
@@ -72,7 +78,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		for rows.Next() {
 			var e Entry
 			var kind, at, body string
-			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC); err != nil {
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC, &e.WaitedUS, &e.RanUS); err != nil {
 				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
 				return
 			}
@@ -168,6 +174,9 @@ func callSummary(b invocationBody) string {
 		if b.Remembered {
 			s += ", allowed for this chat earlier"
 		}
+		if b.ByAttach {
+			s += ", by attaching the pack to the chat"
+		}
 		switch b.Status {
 		case StatusOK:
 			s += ", ok"
@@ -180,11 +189,46 @@ func callSummary(b invocationBody) string {
 	if b.ExitCode != 0 && (b.Status == StatusToolError || b.Status == StatusLimit) {
 		s += fmt.Sprintf(", the tool exited %d", b.ExitCode)
 	}
-	s += fmt.Sprintf(", %.1f ms", b.DurationMS)
+	s += ", " + timing(b)
 	if b.Reason != "" {
 		s += ": " + b.Reason
 	}
 	return s
+}
+
+// timing says where a call's time went: "waited 12 s for you, ran 41 ms"
+// when the gate had to wait for a person, else how long it ran, and the
+// whole call for rows written before the two were kept.
+func timing(b invocationBody) string {
+	switch {
+	case b.WaitedMS >= waitedShown:
+		return fmt.Sprintf("waited %s for you, ran %s", FormatMS(b.WaitedMS), FormatMS(b.RanMS))
+	case b.RanMS > 0 || b.WaitedMS > 0:
+		return "ran " + FormatMS(b.RanMS)
+	}
+	return FormatMS(b.DurationMS)
+}
+
+// waitedShown is the shortest wait for the gate worth saying: a decision
+// nobody was asked for (the policy, the chat's memory, an attach) takes
+// microseconds; a person's takes a second or more.
+const waitedShown = 100.0
+
+// FormatMS writes ms milliseconds as people read them: "41 ms", "0.3 ms",
+// "12 s", "2 min 5 s".
+func FormatMS(ms float64) string {
+	switch {
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	case ms < 10_000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	case ms < 60_000:
+		return strconv.FormatFloat(ms/1000, 'f', 0, 64) + " s"
+	}
+	d := time.Duration(ms) * time.Millisecond
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 func orNone(s string) string {
