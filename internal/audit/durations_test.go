@@ -81,14 +81,3 @@ func TestCallDurationsKept(t *testing.T) {
 		t.Errorf("breaks after editing waited_us: %v, want one edited at seq %d", rep.Breaks, got[0].Seq)
 	}
 }
-
-func TestFormatMS(t *testing.T) {
-	for _, tt := range []struct {
-		ms   float64
-		want string
-	}{{0.3, "0.3 ms"}, {41.25, "41 ms"}, {1500, "1.5 s"}, {12000, "12 s"}, {125_000, "2 min 5 s"}} {
-		if got := audit.FormatMS(tt.ms); got != tt.want {
-			t.Errorf("FormatMS(%v) = %q, want %q", tt.ms, got, tt.want)
-		}
-	}
-}

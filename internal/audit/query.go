@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"strconv"
 	"strings"
 	"time"
 
@@ -196,40 +195,27 @@ func callSummary(b invocationBody) string {
 	return s
 }
 
-// timing says where a call's time went: "waited 12 s for you, ran 41 ms"
-// when the gate had to wait for a person, else how long it ran, and the
-// whole call for rows written before the two were kept.
+// timing says where a call's time went (capability.DescribeTiming), or
+// how long the whole call took for rows written before the wait and the
+// run were kept.
 func timing(b invocationBody) string {
-	switch {
-	case b.WaitedMS >= waitedShown:
-		return fmt.Sprintf("waited %s for you, ran %s", FormatMS(b.WaitedMS), FormatMS(b.RanMS))
-	case b.RanMS > 0 || b.WaitedMS > 0:
-		return "ran " + FormatMS(b.RanMS)
+	if b.WaitedMS == 0 && b.RanMS == 0 {
+		return capability.DescribeDuration(durationMS(b.DurationMS))
 	}
-	return FormatMS(b.DurationMS)
+	return capability.DescribeTiming(durationMS(b.WaitedMS), durationMS(b.RanMS))
 }
 
-// waitedShown is the shortest wait for the gate worth saying: a decision
-// nobody was asked for (the policy, the chat's memory, an attach) takes
-// microseconds; a person's takes a second or more.
-const waitedShown = 100.0
-
-// FormatMS writes ms milliseconds as people read them: "41 ms", "0.3 ms",
-// "12 s", "2 min 5 s".
-func FormatMS(ms float64) string {
-	switch {
-	case ms < 10:
-		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
-	case ms < 1000:
-		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
-	case ms < 10_000:
-		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
-	case ms < 60_000:
-		return strconv.FormatFloat(ms/1000, 'f', 0, 64) + " s"
+// Timing is timing for a stored invocation body: what packs audit and the
+// web app's audit page say of where the call's time went.
+func Timing(body json.RawMessage) string {
+	var b invocationBody
+	if json.Unmarshal(body, &b) != nil {
+		return ""
 	}
-	d := time.Duration(ms) * time.Millisecond
-	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	return timing(b)
 }
+
+func durationMS(ms float64) time.Duration { return time.Duration(micros(ms)) * time.Microsecond }
 
 func orNone(s string) string {
 	if s == "" {

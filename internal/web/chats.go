@@ -424,6 +424,7 @@ type toolResultJSON struct {
 	Approver   string          `json:"approver,omitempty"`
 	Verdict    string          `json:"verdict"`
 	Remembered bool            `json:"remembered"`
+	ByAttach   bool            `json:"by_attach,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Content    string          `json:"content"`
 	Blocks     []runtime.Block `json:"blocks,omitempty"`
@@ -431,14 +432,23 @@ type toolResultJSON struct {
 	ErrorKind  string          `json:"error_kind,omitempty"`
 	Artifacts  []chat.Artifact `json:"artifacts"`
 	DurationMS int64           `json:"duration_ms"`
+	WaitedMS   float64         `json:"waited_ms"`
+	RanMS      float64         `json:"ran_ms"`
+	// Timing says where the call's time went: "waited 12 s for you, ran
+	// 41 ms" (capability.DescribeTiming).
+	Timing string `json:"timing"`
 }
 
 func resultJSON(callID string, r chat.ToolResult) toolResultJSON {
 	return toolResultJSON{CallID: callID, Invocation: r.Invocation, Name: r.Name, Pack: r.Pack, Arguments: r.Arguments,
 		Approved: r.Decision.Approved, Approver: r.Decision.Approver, Verdict: r.Decision.Verdict.String(), Remembered: r.Decision.Remembered,
-		Reason: r.Decision.Reason, Content: r.Content, Blocks: r.Blocks, IsError: r.IsError, ErrorKind: r.ErrorKind, Artifacts: orEmpty(r.Artifacts),
-		DurationMS: r.Duration.Milliseconds()}
+		ByAttach: r.Decision.ByAttach, Reason: r.Decision.Reason, Content: r.Content, Blocks: r.Blocks, IsError: r.IsError, ErrorKind: r.ErrorKind,
+		Artifacts: orEmpty(r.Artifacts), DurationMS: r.Duration.Milliseconds(), WaitedMS: millis(r.Waited), RanMS: millis(r.RunTime),
+		Timing: capability.DescribeTiming(r.Waited, r.RunTime)}
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // callByHand runs one tool the person named, with the arguments they gave:
 // the request is their approval of that call only.

@@ -589,9 +589,10 @@ function resultLabel(d, isError, content) {
     const why = (d.reason || "").replace(/^capability: denied by gate: /, "");
     return why.startsWith("denied by ") ? "Denied by " + why.slice(10) : "Denied" + (why ? ": " + why : "");
   }
-  const by = "approved by " + d.approver + (d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
+  const by = "approved by " + d.approver + (d.by_attach ? ", by attaching the pack to this chat" : d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
   if (d.error_kind === "denied") return "Refused after it was " + by + ": " + errorMessage(content);
-  return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.duration_ms !== undefined ? " in " + d.duration_ms + " ms" : "");
+  // "waited 12 s for you, ran 41 ms": the server says where the time went.
+  return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.timing ? ", " + d.timing : "");
 }
 
 function showResult(card, content, isError, artifacts, d) {
