@@ -535,7 +535,7 @@ func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, erro
 		Reason: l.redact.Text(inv.Reason), Started: stamp(inv.Started), Finished: stamp(inv.Finished),
 		DurationMS: millis(inv.Finished.Sub(inv.Started).Microseconds()),
 		WaitedMS:   millis(inv.Waited.Microseconds()), RanMS: millis(inv.Ran.Microseconds()),
-		ExitCode:   inv.ExitCode, Status: inv.Status,
+		ExitCode: inv.ExitCode, Status: inv.Status,
 	}
 	if inv.Output != nil {
 		b.OutputSHA256 = digest(inv.Output)

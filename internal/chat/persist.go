@@ -65,16 +65,25 @@ func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profi
 	})
 }
 
-func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, p Profile, via string, err error) {
-	err = c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, via FROM chats WHERE id = ?`, id).
-		Scan(&workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &via)
+// storedChat is a chat's row, as loadChat reads it.
+type storedChat struct {
+	workspace       string
+	profile         Profile
+	via, clientName string
+}
+
+func (c chatStore) loadChat(ctx context.Context, id string) (storedChat, error) {
+	var sc storedChat
+	p := &sc.profile
+	err := c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, via, client_name FROM chats WHERE id = ?`, id).
+		Scan(&sc.workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &sc.via, &sc.clientName)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", p, "", fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
+		return sc, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
 	}
 	if err != nil {
-		return "", p, "", fmt.Errorf("chat: load %s: %w", id, err)
+		return sc, fmt.Errorf("chat: load %s: %w", id, err)
 	}
-	return workspace, p, via, nil
+	return sc, nil
 }
 
 func (c chatStore) setClientName(ctx context.Context, id, name string) error {

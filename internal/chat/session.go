@@ -102,9 +102,11 @@ type Session struct {
 	messages []llm.Message
 	noTools  bool
 	client   string // see SetClient
-	notices  []string
-	limits   llm.Limits // of the provider last used, for enable_tools
-	provider string
+	// clientName is the MCP client's name from initialize (SetClientName).
+	clientName string
+	notices    []string
+	limits     llm.Limits // of the provider last used, for enable_tools
+	provider   string
 }
 
 // Open starts a new chat, or resumes the one opt.ID names (ErrNotFound when
@@ -136,12 +138,13 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		}
 	} else {
 		s.id = opt.ID
-		ws, prof, via, err := s.db.loadChat(ctx, opt.ID)
+		sc, err := s.db.loadChat(ctx, opt.ID)
 		if err != nil {
 			return nil, err
 		}
-		s.profile, s.via = prof, via
-		s.workspace = ws
+		s.profile, s.via, s.clientName = sc.profile, sc.via, sc.clientName
+		s.workspace = sc.workspace
+		ws := sc.workspace
 		if err := os.MkdirAll(ws, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
@@ -184,7 +187,18 @@ func (s *Session) SetClient(name string) {
 // SetClientName records the name the MCP client gave in initialize
 // (clientInfo), for the list of chats: "Claude Desktop, via MCP".
 func (s *Session) SetClientName(ctx context.Context, name string) error {
+	s.mu.Lock()
+	s.clientName = name
+	s.mu.Unlock()
 	return s.db.setClientName(ctx, s.id, name)
+}
+
+// ClientName is the name the MCP client gave (SetClientName); empty for
+// the person's own chats.
+func (s *Session) ClientName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientName
 }
 
 // Via is the front end that opened the chat (Options.Via).

@@ -92,7 +92,11 @@ type chatJSON struct {
 	// chat the packs page runs a pack's tools in, or "New chat".
 	Title string `json:"title"`
 	// Agent is the id of the agent the chat started from.
-	Agent     string          `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Via is "mcp" for a session an MCP client opened, and Client the
+	// name it gave in initialize.
+	Via       string          `json:"via,omitempty"`
+	Client    string          `json:"client,omitempty"`
 	Created   time.Time       `json:"created,omitzero"`
 	Updated   time.Time       `json:"updated,omitzero"`
 	Packs     []packStateJSON `json:"packs"`
@@ -106,12 +110,16 @@ type chatJSON struct {
 }
 
 func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
-	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Agent: cs.s.Profile().Agent, Packs: []packStateJSON{}, Tools: []string{}}
+	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Agent: cs.s.Profile().Agent, Packs: []packStateJSON{}, Tools: []string{},
+		Via: cs.s.Via(), Client: cs.s.ClientName()}
 	for _, m := range cs.s.Messages() {
 		if m.Role == llm.RoleUser {
 			out.Title = s.title(cs.s.ID(), m.Content)
 			break
 		}
+	}
+	if out.Via == chat.ViaMCP {
+		out.Title = mcpTitle(out.Client)
 	}
 	for _, p := range cs.s.Packs() {
 		out.Packs = append(out.Packs, packStateJSON(p))
@@ -157,6 +165,30 @@ func (s *Server) title(id, first string) string {
 	return "New chat"
 }
 
+// mcpTitle names a chat an MCP session opened: "Claude Desktop, via MCP".
+func mcpTitle(client string) string {
+	if client == "" {
+		client = "An MCP client"
+	}
+	return client + ", via MCP"
+}
+
+// listable returns whether a pack a chat enabled is shown in the list of
+// chats: not one that is coming soon (it has nothing to offer yet), each
+// pack looked at once per list.
+func (s *Server) listable(ctx context.Context) func(name string) bool {
+	seen := map[string]bool{}
+	return func(name string) bool {
+		ok, done := seen[name]
+		if !done {
+			p, _, err := s.cfg.Chat.Catalog.Pack(ctx, name)
+			ok = err != nil || p.Attachable() == nil
+			seen[name] = ok
+		}
+		return ok
+	}
+}
+
 // maxChatList bounds the chats GET /v1/chats lists.
 const maxChatList = 500
 
@@ -169,8 +201,18 @@ func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := make([]chatJSON, 0, len(list))
+	shown := s.listable(r.Context())
 	for _, c := range list {
-		item := chatJSON{ID: c.ID, Title: s.title(c.ID, c.FirstMessage), Created: c.Created, Updated: c.Updated, Packs: []packStateJSON{}, Tools: []string{}}
+		item := chatJSON{ID: c.ID, Title: s.title(c.ID, c.FirstMessage), Created: c.Created, Updated: c.Updated, Packs: []packStateJSON{}, Tools: []string{},
+			Via: c.Via, Client: c.ClientName}
+		if c.Via == chat.ViaMCP {
+			item.Title = mcpTitle(c.ClientName)
+		}
+		for _, name := range c.Enabled {
+			if shown(name) {
+				item.Packs = append(item.Packs, packStateJSON{Name: name, Enabled: true})
+			}
+		}
 		s.mu.Lock()
 		cs, open := s.chats[c.ID]
 		s.mu.Unlock()
