@@ -384,10 +384,10 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if list, ok := listOf[method]; ok && err == nil {
 			c.lists.read(list, at)
 		}
+		if err == nil {
+			c.introduced(ctx, req)
+		}
 		if method == "initialize" {
-			if err == nil {
-				c.introduced(ctx, req)
-			}
 			return res, withCode(err, jsonrpc.CodeInvalidRequest)
 		}
 		return res, withCode(err, jsonrpc.CodeInternalError)
@@ -462,17 +462,24 @@ func (c *conn) open(ctx context.Context) error {
 	return nil
 }
 
-// introduced records the name the client gave in initialize on the
-// session's chat, now or when it opens, so the web app lists the chat as
-// "Claude Desktop, via MCP".
+// introduced records the name the client gave (in initialize, or in the
+// _meta of a sessionless request) on the session's chat, once, now or when
+// it opens, so the web app lists the chat as "Claude Desktop, via MCP".
 func (c *conn) introduced(ctx context.Context, req mcp.Request) {
-	ir, ok := req.(*mcp.InitializeRequest)
-	if !ok || ir.Params == nil || ir.Params.ClientInfo == nil {
+	c.mu.Lock()
+	known := c.client != ""
+	c.mu.Unlock()
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if known || !ok {
 		return
 	}
-	name := ir.Params.ClientInfo.Title
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ClientInfo == nil {
+		return
+	}
+	name := ip.ClientInfo.Title
 	if name == "" {
-		name = ir.Params.ClientInfo.Name
+		name = ip.ClientInfo.Name
 	}
 	if name == "" {
 		return
