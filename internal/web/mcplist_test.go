@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/packs-run/packs/capability"
@@ -101,4 +102,22 @@ func TestMCPSessionListed(t *testing.T) {
 	if got := list()[0]; len(got.Packs) != 0 {
 		t.Errorf("the MCP session lists %+v, a pack that is coming soon", got.Packs)
 	}
+}
+
+// TestBrowserMCPSession: in the app's list of chats, a session an MCP
+// client opened reads "Claude Desktop, via MCP" with the packs it enabled,
+// not "New chat".
+func TestBrowserMCPSession(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	e.install("terminal_exec")
+	cs := mcpSession(t, e, "notes")
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"pack_id": "notes"}}); err != nil || res.IsError {
+		t.Fatalf("enable_tools: %+v %v", res, err)
+	}
+	b := openBrowser(t, chromium, screenshotDir(t))
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.poll("the MCP session is listed by its client, with the pack it enabled",
+		`[...document.querySelectorAll("#chat-list .chat-item")].some(a => a.querySelector(".chat-name").textContent === "Claude Desktop, via MCP" && a.querySelector(".chat-packs")?.textContent === "notes")`)
+	b.poll("no chat is called New chat", `![...document.querySelectorAll("#chat-list .chat-name")].some(n => n.textContent === "New chat")`)
 }

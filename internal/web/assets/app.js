@@ -164,6 +164,8 @@ async function refreshChats() {
   ul.replaceChildren(...list.items.map(c => el("li", {},
     el("a", { class: "chat-item" + (c.id === state.chat ? " active" : ""), href: "#/chat/" + c.id, "data-chat": c.id, title: c.id },
       el("span", { class: "chat-name" }, c.title),
+      // An MCP session: the packs it enabled.
+      c.via === "mcp" && c.packs.length ? el("span", { class: "chat-packs muted small" }, c.packs.map(p => p.name).join(", ")) : null,
       el("span", { class: "muted small" }, (c.running ? "running · " : "") + ago(c.updated || c.created))))));
   return list.items;
 }
