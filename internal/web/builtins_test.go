@@ -43,8 +43,12 @@ func TestBuiltinsInWebChat(t *testing.T) {
 		e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/"+verb, nil, nil)
 		return ev.next("tool_done").Data
 	}
-	decide(chat.ToolEnableTools, "approve")
-	decide(chat.ToolEnableTools, "approve")
+	// The person attached both packs: listing their tools asks nobody.
+	for range 2 {
+		if d := ev.next("tool_done").Data; d["name"] != chat.ToolEnableTools || d["by_attach"] != true {
+			t.Errorf("enable_tools: %v, want approved by attach", d)
+		}
+	}
 	if d := decide("get_current_time", "approve"); d["is_error"] != false || !strings.Contains(d["content"].(string), `"timezone":"UTC"`) {
 		t.Errorf("get_current_time: %v", d)
 	}

@@ -45,10 +45,12 @@ func TestQuestionCard(t *testing.T) {
 			)
 			ev := e.stream(c.ID)
 			e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "deploy"}, nil)
-			for range 2 {
-				p := ev.next("pending")
-				e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/approve", nil, nil)
+			// enable_tools is approved by the attach; the ask tool's card asks.
+			p := ev.next("pending")
+			if p.Data["tool"] != "ask" {
+				t.Fatalf("pending: got %v, want the ask card", p.Data)
 			}
+			e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/approve", nil, nil)
 			q := ev.next("question")
 			fields, _ := json.Marshal(q.Data["fields"])
 			if q.Data["message"] != "Deploy to which region?" || q.Data["pack"] != "ask-pack" || q.Data["chat"] != c.ID ||
