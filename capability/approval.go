@@ -15,11 +15,15 @@ import (
 // Pending is a tool call waiting for an approver: what will run, with which
 // arguments, touching what.
 type Pending struct {
-	Invocation   string
-	Chat         string // empty outside a chat (packs run)
-	Pack         string
-	Tool         string
-	BaseTool     bool // a runtime tool (open_docs, read_file, ...) rather than a pack's own
+	Invocation string
+	Chat       string // empty outside a chat (packs run)
+	Pack       string
+	Tool       string
+	BaseTool   bool // a runtime tool (open_docs, read_file, ...) rather than a pack's own
+	// ReadsPack says the call only reads the pack itself (its docs, its
+	// own files, its list of tools) and exercises no grant: the calls that
+	// attaching the pack to the chat consents to (see Consent).
+	ReadsPack    bool
 	Arguments    json.RawMessage
 	Capabilities []Name   // capabilities the call may exercise
 	Touches      []string // resources it names: paths, hosts, commands
@@ -127,6 +131,7 @@ type approval struct {
 	approver   string
 	verdict    Verdict
 	remembered bool
+	byAttach   bool
 	at         time.Time
 }
 
@@ -197,6 +202,11 @@ func (a Approval) Verdict() Verdict {
 // its class was allowed earlier in the same chat.
 func (a Approval) Remembered() bool { return a.a != nil && a.a.remembered }
 
+// ByAttach reports whether the call was approved by the person's attaching
+// its pack to the chat (see Consent), without asking. Its approver is
+// AttachApprover.
+func (a Approval) ByAttach() bool { return a.a != nil && a.a.byAttach }
+
 // Class is the class of the approved call.
 func (a Approval) Class() string {
 	if a.a == nil {
@@ -247,13 +257,32 @@ func (m *memory) Remember(_ context.Context, chat, class, approver string) error
 	return nil
 }
 
+// AttachApprover is the approver an approval by attach names (see
+// Consent), in the audit log and on the call's card.
+const AttachApprover = "attach"
+
+// Consent says which packs the person attached to a chat themselves: in the
+// web app's Attach, packs chat --attach, or an agent's capability list.
+// That act is the person's approval, given in advance, per pack and per
+// chat, of the calls that only read the pack (Pending.ReadsPack): its docs,
+// its own files and its list of tools. A pack attached by anyone else (the
+// policy's mandate, an MCP server's configuration) is not consented to.
+// Implementations must be safe for concurrent use.
+type Consent interface {
+	// Attached reports whether the person attached pack to chat.
+	Attached(ctx context.Context, chat, pack string) (bool, error)
+}
+
 // Gate turns every pending call into a decision. It asks, in order: the
-// automatic approvers (the policy), the chat's memory of "allow for this
-// chat", then every other approver in the order given. The first that does
-// not defer decides. With no approver, or when all defer, the answer is deny.
+// automatic approvers (the policy), the chat's consent by attach (for a
+// call that only reads an attached pack), the chat's memory of "allow for
+// this chat", then every other approver in the order given. The first that
+// does not defer decides. With no approver, or when all defer, the answer
+// is deny.
 type Gate struct {
 	approvers []Approver
 	memory    ChatMemory
+	consent   Consent
 }
 
 // NewGate returns a gate that asks approvers; nil entries are skipped. It
@@ -277,6 +306,16 @@ func (g *Gate) WithMemory(m ChatMemory) *Gate {
 	return &c
 }
 
+// WithConsent returns a copy of the gate that approves, without asking, a
+// call that only reads a pack the person attached to the call's chat, as
+// c tells it. The policy is asked first, so its veto still holds.
+func (g *Gate) WithConsent(c Consent) *Gate {
+	n := *g
+	n.approvers = append([]Approver(nil), g.approvers...)
+	n.consent = c
+	return &n
+}
+
 // Decide asks the approvers about p. It returns an Approval that covers
 // p.Invocation, or an error wrapping ErrDenied (and ErrRejected when an
 // approver said no, ErrNoApprover when nobody could answer).
@@ -296,6 +335,11 @@ func (g *Gate) Decide(ctx context.Context, p Pending) (Approval, error) {
 			return ap, err
 		}
 	}
+	if g.attached(ctx, p) {
+		ap := g.approve(p, class, AttachApprover, RunOnce, false)
+		ap.a.byAttach = true
+		return ap, nil
+	}
 	if p.Chat != "" && g.memory != nil {
 		who, ok, err := g.memory.Allowed(ctx, p.Chat, class)
 		if err == nil && ok {
@@ -311,6 +355,18 @@ func (g *Gate) Decide(ctx context.Context, p Pending) (Approval, error) {
 		}
 	}
 	return Approval{}, &DeniedError{Layer: LayerGate, Cause: ErrNoApprover, Reason: "every approver deferred the call " + class}
+}
+
+// attached reports whether p is approved by the person's attaching its
+// pack to its chat: a base tool that only reads the pack, under no grant,
+// in a chat whose consent says the person attached the pack. Anything
+// else, or a consent that cannot answer, is asked as usual.
+func (g *Gate) attached(ctx context.Context, p Pending) bool {
+	if g.consent == nil || !p.BaseTool || !p.ReadsPack || p.Chat == "" || p.Pack == "" || p.Grant.Digest() != "" {
+		return false
+	}
+	ok, err := g.consent.Attached(ctx, p.Chat, p.Pack)
+	return err == nil && ok
 }
 
 // ask puts p to one approver; decided is false when it deferred.

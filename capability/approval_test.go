@@ -221,3 +221,70 @@ func TestPendingClass(t *testing.T) {
 		}
 	}
 }
+
+// attachedIn is a Consent: the packs the person attached, per chat.
+type attachedIn map[[2]string]bool
+
+func (a attachedIn) Attached(_ context.Context, chat, pack string) (bool, error) {
+	return a[[2]string{chat, pack}], nil
+}
+
+// TestGateConsentByAttach: a call that only reads a pack the person
+// attached to the call's chat is approved by that act, without asking,
+// and says so; everything else is asked as before.
+func TestGateConsentByAttach(t *testing.T) {
+	ctx := context.Background()
+	consent := attachedIn{{"chat-a", "json-tools"}: true}
+	veto := mustPolicy(t, "[approval]\nnever_approve = [\"open_docs\"]\n")
+	reads := func(chat, pack, tool string) capability.Pending {
+		return capability.Pending{Invocation: "i1", Chat: chat, Pack: pack, Tool: tool, BaseTool: true, ReadsPack: true}
+	}
+	tests := []struct {
+		name     string
+		pending  capability.Pending
+		policy   *capability.Policy
+		byAttach bool
+		asked    int32
+		wantErr  error
+	}{
+		{name: "granted: open_docs of an attached pack", pending: reads("chat-a", "json-tools", "open_docs"), byAttach: true},
+		{name: "granted: enable_tools of an attached pack", pending: reads("chat-a", "json-tools", "enable_tools"), byAttach: true},
+		{name: "denied: attached in another chat", pending: reads("chat-b", "json-tools", "open_docs"), asked: 1},
+		{name: "denied: another pack", pending: reads("chat-a", "text-kit", "read_file"), asked: 1},
+		{name: "denied: outside a chat", pending: reads("", "json-tools", "open_docs"), asked: 1},
+		{name: "denied: a base tool that exercises a grant", pending: capability.Pending{Invocation: "i1", Chat: "chat-a", Pack: "json-tools", Tool: "exec_best_effort", BaseTool: true}, asked: 1},
+		{name: "denied: the pack's own tool", pending: capability.Pending{Invocation: "i1", Chat: "chat-a", Pack: "json-tools", Tool: "query", ReadsPack: true}, asked: 1},
+		{name: "denied: the policy's veto holds", pending: reads("chat-a", "json-tools", "open_docs"), policy: veto, wantErr: capability.ErrRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &person{verdict: capability.RunOnce}
+			ap, err := capability.NewGate(tt.policy.Approver(), p).WithConsent(consent).Decide(ctx, tt.pending)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Decide: got %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Decide: %v", err)
+			}
+			if got := p.asked.Load(); got != tt.asked {
+				t.Errorf("the person was asked %d times, want %d", got, tt.asked)
+			}
+			if got := ap.ByAttach(); got != tt.byAttach {
+				t.Errorf("ByAttach: got %v, want %v", got, tt.byAttach)
+			}
+			wantApprover := "terminal"
+			if tt.byAttach {
+				wantApprover = capability.AttachApprover
+			}
+			if got := ap.Approver(); got != wantApprover {
+				t.Errorf("approver: got %q, want %q", got, wantApprover)
+			}
+			if err := ap.Covers(tt.pending.Call()); err != nil {
+				t.Errorf("the approval does not cover its call: %v", err)
+			}
+		})
+	}
+}

@@ -35,9 +35,11 @@ type CallRecord struct {
 	Approver                     string
 	Verdict                      Verdict
 	Remembered                   bool   // approved by the chat's "allow for this chat"
+	ByAttach                     bool   // approved by the person's attaching the pack (Consent)
 	Status                       Status // how it ended
 	Reason                       string // why it was denied or failed
 	Started, Finished            time.Time
+	Waited, Ran                  time.Duration // the gate's wait for a decision; the approved call's run
 	ExitCode                     int
 	Artifacts                    []Artifact
 }

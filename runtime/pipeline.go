@@ -112,6 +112,10 @@ type Request struct {
 	// when Memory is set). None means only the policy can approve.
 	Approvers []capability.Approver
 	Memory    capability.ChatMemory
+	// Consent, when set, says which packs the person attached to the
+	// chat: a Builtin that ReadsPack of such a pack is approved by that
+	// act, without asking (capability.Consent).
+	Consent capability.Consent
 	// Observe, when set, is called just before the tool runs; the function
 	// it returns is called after with what the call's own exercises wrote
 	// in the workspace, and what that returns is recorded as the call's
@@ -137,6 +141,10 @@ type Builtin struct {
 	Capabilities []capability.Name // what the call may exercise, for the approver
 	Touches      []string          // what it names: paths, commands
 	Granted      bool              // it runs under Request.Pack's grant
+	// ReadsPack says the call only reads Request.Pack itself (its docs,
+	// its own files, its list of tools) and exercises no grant: attaching
+	// the pack is consent to it (Request.Consent).
+	ReadsPack bool
 	// Check, when set, decides what the call would exercise under the
 	// grant, before the gate: a denial is recorded and refuses the call
 	// without asking anyone to approve what could not run.
@@ -171,6 +179,12 @@ type Outcome struct {
 	Artifacts []capability.Artifact
 	Started   time.Time
 	Finished  time.Time
+	// Waited is how long the gate took to decide: the time a person took
+	// to answer, or next to nothing when the policy, the chat's memory or
+	// an attach decided. Ran is how long the approved call ran (zero when
+	// it never did). The rest of Finished - Started is the checks and the
+	// audit.
+	Waited, Ran time.Duration
 }
 
 // Call runs one call through the pipeline. The audit record is written
@@ -190,6 +204,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 	o.Finished = time.Now()
 	o.Status = StatusOf(o.Err)
 	rec.Finished, rec.Status, rec.ExitCode, rec.Output, rec.Artifacts = o.Finished, o.Status, o.Result.ExitCode, o.Output, o.Artifacts
+	rec.Waited, rec.Ran = o.Waited, o.Ran
 	if o.Err != nil {
 		rec.Reason = o.Err.Error()
 		// A call the gate refused names the approver who said no; one it
@@ -216,12 +231,14 @@ func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, 
 	if err != nil {
 		return nil, Result{}, err
 	}
+	asked := time.Now()
 	ap, err := p.decide(ctx, req, pending)
+	o.Waited = time.Since(asked)
 	if err != nil {
 		return nil, Result{}, err
 	}
 	o.Approval = ap
-	rec.Approver, rec.Verdict, rec.Remembered = ap.Approver(), ap.Verdict(), ap.Remembered()
+	rec.Approver, rec.Verdict, rec.Remembered, rec.ByAttach = ap.Approver(), ap.Verdict(), ap.Remembered(), ap.ByAttach()
 	g, err := p.take(ctx, req, tool, ap, preview, once)
 	if err != nil {
 		return nil, Result{}, err
@@ -303,6 +320,7 @@ func (p *Pipeline) pending(ctx context.Context, req Request, tool *packs.Tool, a
 	}
 	if req.Builtin != nil {
 		pending.Capabilities, pending.Touches = req.Builtin.Capabilities, req.Builtin.Touches
+		pending.ReadsPack = req.Builtin.ReadsPack && !req.Builtin.Granted
 		if err := p.checkBuiltin(req, preview, id); err != nil {
 			return capability.Pending{}, capability.Grant{}, false, err
 		}
@@ -339,12 +357,16 @@ func (p *Pipeline) checkBuiltin(req Request, preview capability.Grant, id string
 	return nil
 }
 
-// decide is the gate: the policy first, then the chat's memory (when the
-// request has one), then the request's approvers.
+// decide is the gate: the policy first, then the chat's consent by attach
+// and its memory (when the request has them), then the request's
+// approvers.
 func (p *Pipeline) decide(ctx context.Context, req Request, pending capability.Pending) (capability.Approval, error) {
 	gate := capability.NewGate(append([]capability.Approver{p.cfg.Policy.Approver()}, req.Approvers...)...)
 	if req.Memory != nil {
 		gate = gate.WithMemory(req.Memory)
+	}
+	if req.Consent != nil {
+		gate = gate.WithConsent(req.Consent)
 	}
 	return gate.Decide(ctx, pending)
 }
@@ -352,8 +374,8 @@ func (p *Pipeline) decide(ctx context.Context, req Request, pending capability.P
 // take takes the grant the approved call runs with: it spends the person's
 // "once" grants. It must be the grant the person was shown, so one they
 // changed while they were asked refuses the call. When there is nothing to
-// spend and nobody was asked (the policy or the chat's memory approved, at
-// once), the grant just read is the call's: reading it again could only
+// spend and nobody was asked (the policy, the chat's memory or an attach
+// approved, at once), the grant just read is the call's: reading it again could only
 // see what a change a moment later would, and that is the next call's.
 func (p *Pipeline) take(ctx context.Context, req Request, tool *packs.Tool, ap capability.Approval, preview capability.Grant, once bool) (capability.Grant, error) {
 	granted := tool != nil || req.Builtin.Granted
@@ -396,6 +418,7 @@ func (p *Pipeline) run(ctx context.Context, req Request, tool *packs.Tool, args 
 	if req.Observe != nil {
 		done = req.Observe()
 	}
+	began := time.Now()
 	if tool != nil {
 		res, err = p.rt.invoke(ctx, Invocation{
 			Pack: req.Pack, Tool: tool, Input: args, Grant: g, Approval: ap, ID: o.Invocation,
@@ -405,6 +428,7 @@ func (p *Pipeline) run(ctx context.Context, req Request, tool *packs.Tool, args 
 	} else {
 		out, res.ExitCode, err = p.builtin(ctx, req, args, ap, g, o.Invocation, wrote)
 	}
+	o.Ran = time.Since(began)
 	if done != nil {
 		o.Artifacts = done(wrote.writes())
 	}
@@ -467,7 +491,7 @@ func (p *Pipeline) grant(ctx context.Context, req Request, take bool) (g capabil
 // waited for). An approver of the request named like the policy is
 // counted as a person.
 func (p *Pipeline) decidedAtOnce(ap capability.Approval, req Request) bool {
-	if ap.Remembered() {
+	if ap.Remembered() || ap.ByAttach() {
 		return true
 	}
 	policy := p.cfg.Policy.Approver().Name()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 )
 
@@ -116,12 +117,31 @@ func TestAgentCommands(t *testing.T) {
 	}
 
 	// packs chat --agent: the agent's packs, prompt and model settings.
-	srv := llmtest.NewServer(llmtest.Turn{Text: "noted"})
+	// The agent's capabilities are attached by the person's choice of
+	// agent: reading notes needs no --yes; its tool, with nobody to ask,
+	// is denied.
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "open_docs", Arguments: `{"pack_id":"notes"}`}, {Name: "enable_tools", Arguments: `{"pack_id":"notes"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"hi"}`}}},
+		llmtest.Turn{Text: "noted"})
 	defer srv.Close()
 	r = withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--agent", "Scribe", "--message", "hi", "--json").mustCode(t, exitOK)
 	req := srv.Requests()[0]
 	if req.Model != "m7" || req.MaxTokens != 99 || !strings.Contains(req.System, "- pack_id: notes") || !strings.Contains(req.System, "You keep notes.") {
 		t.Errorf("chat --agent: model %q, max_tokens %d, system:\n%s", req.Model, req.MaxTokens, req.System)
+	}
+	var turn chatResult
+	decodeOne(t, r.stdout, &turn)
+	if len(turn.Calls) != 3 {
+		t.Fatalf("chat --agent: %d calls, want 3: %+v", len(turn.Calls), turn)
+	}
+	for _, c := range turn.Calls[:2] {
+		if !c.Approved || !c.ByAttach || c.Approver != "attach" {
+			t.Errorf("chat --agent: %s: %+v, want approved by attach", c.Name, c)
+		}
+	}
+	if c := turn.Calls[2]; c.Approved || c.ErrorKind != "denied" {
+		t.Errorf("chat --agent: the tool's call with nobody to ask: %+v, want denied", c)
 	}
 
 	withHome(t, home, "agent", "rm", "Scribe").mustCode(t, exitOK)

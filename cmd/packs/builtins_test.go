@@ -15,7 +15,8 @@ import (
 
 // TestFirstChatWithBuiltins is the README's first chat: a fresh home,
 // nothing installed by hand, current-time and session-file-system
-// attached, every call approved by --yes.
+// attached (so enabling their tools is approved by the attach), every
+// other call approved by --yes.
 func TestFirstChatWithBuiltins(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	srv := llmtest.NewServer(
@@ -31,8 +32,8 @@ func TestFirstChatWithBuiltins(t *testing.T) {
 	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "fake",
 		"--attach", "current-time", "--attach", "session-file-system",
 		"--message", "Note that I met Ada today, with the time.", "--yes").mustCode(t, exitOK)
-	want := `tool enable_tools {"pack_id":"current-time"}: approved by --yes: ok
-tool enable_tools {"pack_id":"session-file-system"}: approved by --yes: ok
+	want := `tool enable_tools {"pack_id":"current-time"}: approved by attach: ok
+tool enable_tools {"pack_id":"session-file-system"}: approved by attach: ok
 tool current-time__get_current_time {"timezone":"Europe/Paris","format":"human"}: approved by --yes: ok
 tool session-file-system__write_file {"path":"/notes/today.md","content":"Met Ada at the café."}: approved by --yes: ok
 artifact notes/today.md text/markdown 21 bytes

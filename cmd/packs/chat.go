@@ -182,12 +182,15 @@ type chatCall struct {
 	Approved   bool            `json:"approved"`
 	Approver   string          `json:"approver"`
 	Remembered bool            `json:"remembered"`
+	ByAttach   bool            `json:"by_attach"` // approved by the person's attaching the pack
 	Reason     string          `json:"reason"`
 	Result     json.RawMessage `json:"result"`
 	IsError    bool            `json:"is_error"`
 	ErrorKind  string          `json:"error_kind"`
 	Artifacts  []chat.Artifact `json:"artifacts"`
 	DurationMS float64         `json:"duration_ms"`
+	WaitedMS   float64         `json:"waited_ms"` // the gate's wait for a decision
+	RanMS      float64         `json:"ran_ms"`    // the approved call's run
 }
 
 // noticeList collects a turn's notices for chatResult.
@@ -214,9 +217,10 @@ func (c *cli) chatOnceJSON(ctx context.Context, s *chat.Session, message string,
 	for _, r := range reply.Calls {
 		call := chatCall{
 			Name: r.Name, Pack: r.Pack, Arguments: jsonOrString(string(r.Arguments)),
-			Approved: r.Decision.Approved, Approver: r.Decision.Approver, Remembered: r.Decision.Remembered, Reason: r.Decision.Reason,
+			Approved: r.Decision.Approved, Approver: r.Decision.Approver, Remembered: r.Decision.Remembered, ByAttach: r.Decision.ByAttach, Reason: r.Decision.Reason,
 			Result: jsonOrString(r.Content), IsError: r.IsError, ErrorKind: r.ErrorKind,
 			Artifacts: append([]chat.Artifact{}, r.Artifacts...), DurationMS: float64(r.Duration.Microseconds()) / 1000,
+			WaitedMS: float64(r.Waited.Microseconds()) / 1000, RanMS: float64(r.RunTime.Microseconds()) / 1000,
 		}
 		res.Calls = append(res.Calls, call)
 	}

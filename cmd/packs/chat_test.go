@@ -35,13 +35,14 @@ func TestChatMessage(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "enable_tools", Arguments: `{"pack_id":"notes"}`}}},
 		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"hi"}`}}},
 		llmtest.Turn{Text: "It said hi."},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "open_docs", Arguments: `{"pack_id":"notes"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"again"}`}}},
 		llmtest.Turn{Text: "Denied, fine."},
 	)
 	defer srv.Close()
 	t.Setenv("OPENAI_API_KEY", "sk-cli-secret-77")
 	r := withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--model", "m1", "--attach", "notes", "--message", "echo hi", "--yes").mustCode(t, exitOK)
-	want := "tool enable_tools {\"pack_id\":\"notes\"}: approved by --yes: ok\n" +
+	// --attach approves listing the pack's tools; --yes the tool's call.
+	want := "tool enable_tools {\"pack_id\":\"notes\"}: approved by attach: ok\n" +
 		"tool notes__echo {\"text\":\"hi\"}: approved by --yes: ok\n" +
 		"It said hi.\n"
 	if r.stdout != want {
@@ -57,8 +58,8 @@ func TestChatMessage(t *testing.T) {
 	}
 
 	// Resumed, without --yes: nobody approves, the call is denied.
-	r = withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--chat", m[1], "--message", "open the docs").mustCode(t, exitOK)
-	if !strings.HasPrefix(r.stdout, "tool open_docs {\"pack_id\":\"notes\"}: denied: ") || !strings.HasSuffix(r.stdout, "Denied, fine.\n") {
+	r = withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--chat", m[1], "--message", "echo again").mustCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "tool notes__echo {\"text\":\"again\"}: denied: ") || !strings.HasSuffix(r.stdout, "Denied, fine.\n") {
 		t.Errorf("got:\n%s", r.stdout)
 	}
 	if got := srv.Requests()[3]; len(got.Messages) != 7 || !got.HasTool("notes__echo") {

@@ -382,7 +382,7 @@ func TestJSONResults(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "enable_tools", Arguments: `{"pack_id":"notes"}`}}},
 		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"hi"}`}}},
 		llmtest.Turn{Text: "It said hi."},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "open_docs", Arguments: `{"pack_id":"notes"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"again"}`}}},
 		llmtest.Turn{Text: "Denied, fine."},
 	)
 	defer srv.Close()
@@ -392,10 +392,13 @@ func TestJSONResults(t *testing.T) {
 	if !strings.HasPrefix(turn.Chat, "chat_") || turn.Reply != "It said hi." || len(turn.Calls) != 2 || turn.Steps != 3 {
 		t.Fatalf("chat --json: %+v", turn)
 	}
+	if c := turn.Calls[0]; c.Name != "enable_tools" || !c.Approved || c.Approver != "attach" || !c.ByAttach || c.RanMS <= 0 {
+		t.Errorf("the enable_tools call: %+v, want approved by attach, with its run time", c)
+	}
 	if c := turn.Calls[1]; c.Name != "notes__echo" || c.Pack != "notes" || !c.Approved || c.Approver != "--yes" || c.IsError || !strings.Contains(string(c.Result), "hi") || c.Artifacts == nil {
 		t.Errorf("the echo call: %+v", c)
 	}
-	r = withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--chat", turn.Chat, "--message", "open the docs", "--json").mustCode(t, exitOK)
+	r = withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--chat", turn.Chat, "--message", "echo again", "--json").mustCode(t, exitOK)
 	turn = chatResult{}
 	decodeOne(t, r.stdout, &turn)
 	if len(turn.Calls) != 1 || turn.Calls[0].Approved || turn.Calls[0].ErrorKind != "denied" || turn.Calls[0].Reason == "" || turn.Reply != "Denied, fine." {

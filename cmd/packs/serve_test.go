@@ -266,7 +266,9 @@ func TestServeProcess(t *testing.T) {
 func TestServeAPINeedsTokenOnLoopback(t *testing.T) {
 	home := t.TempDir()
 	withHome(t, home, "add", notesPack, "--grant", "none", "--yes").mustCode(t, exitOK)
-	model := llmtest.NewServer(llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "enable_tools", Arguments: `{"pack_id":"notes"}`}}}, llmtest.Turn{Text: "done"})
+	// enable_tools is approved by the attach; the echo waits for a person.
+	model := llmtest.NewServer(llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "enable_tools", Arguments: `{"pack_id":"notes"}`}}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{{Name: "notes__echo", Arguments: `{"text":"hi"}`}}}, llmtest.Turn{Text: "done"})
 	defer model.Close()
 	s := startServe(t, home, "PACKS_TOKEN=", "PACKS_PROVIDER=openai", "PACKS_BASE_URL="+model.OpenAIURL(), "PACKS_MODEL=fake", "OPENAI_API_KEY=sk-test")
 	if len(s.token) < 40 {

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -96,6 +97,10 @@ type row struct {
 	at                     string
 	pack, tool, invocation string
 	body                   []byte
+	// waitedUS and ranUS are the columns of migration 12, outside the
+	// hash: copies of the body's waited_ms and ran_ms, checked against it
+	// by Verify.
+	waitedUS, ranUS int64
 }
 
 type request struct {
@@ -138,7 +143,7 @@ func statements(d store.Dialect) [stmtCount]string {
 		stmtCommit:   `COMMIT`,
 		stmtRollback: `ROLLBACK`,
 		stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
-		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
 	}
 	if d == store.Postgres {
@@ -411,7 +416,7 @@ func (l *Log) commit(batch []*request) (seq0 int64, last tip, inDoubt bool, err 
 		seq++
 		h := rowHash(prev, seq, r.row)
 		mac = l.key.rowMAC(seq, h)
-		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac); err != nil {
+		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac, r.row.waitedUS, r.row.ranUS); err != nil {
 			return 0, tip{}, false, err
 		}
 		prev = h
@@ -544,8 +549,10 @@ type Invocation struct {
 	Approver             string
 	Verdict              capability.Verdict
 	Remembered           bool   // approved by the chat's "allow for this chat"
+	ByAttach             bool   // approved by the person's attaching the pack (capability.Consent)
 	Reason               string // why it was denied or failed
 	Started, Finished    time.Time
+	Waited, Ran          time.Duration // the gate's wait for a decision; the approved call's run
 	ExitCode             int
 	Status               Status
 	Artifacts            []Artifact
@@ -553,7 +560,7 @@ type Invocation struct {
 
 // Approved fills the decision fields from the gate's approval.
 func (inv *Invocation) Approved(a capability.Approval) {
-	inv.Approver, inv.Verdict, inv.Remembered = a.Approver(), a.Verdict(), a.Remembered()
+	inv.Approver, inv.Verdict, inv.Remembered, inv.ByAttach = a.Approver(), a.Verdict(), a.Remembered(), a.ByAttach()
 }
 
 // Denied fills the decision fields from a denial; a denial by the gate
@@ -580,10 +587,13 @@ type invocationBody struct {
 	Approver     string          `json:"approver"`
 	Decision     string          `json:"decision"`
 	Remembered   bool            `json:"remembered,omitempty"`
+	ByAttach     bool            `json:"by_attach,omitempty"` // the person's attaching the pack approved it
 	Reason       string          `json:"reason,omitempty"`
 	Started      string          `json:"started"`
 	Finished     string          `json:"finished"`
 	DurationMS   float64         `json:"duration_ms"`
+	WaitedMS     float64         `json:"waited_ms,omitempty"` // the gate's wait for a decision
+	RanMS        float64         `json:"ran_ms,omitempty"`    // the approved call's run
 	ExitCode     int             `json:"exit_code"`
 	Status       Status          `json:"status"`
 	Artifacts    []Artifact      `json:"artifacts,omitempty"`
@@ -603,10 +613,11 @@ func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, erro
 	}
 	b := invocationBody{
 		Chat: inv.Chat, Client: l.redact.Text(inv.Client), Arguments: l.redact.JSON(inv.Arguments), InputSHA256: digest(inv.Arguments),
-		Approver: inv.Approver, Decision: inv.Verdict.String(), Remembered: inv.Remembered,
+		Approver: inv.Approver, Decision: inv.Verdict.String(), Remembered: inv.Remembered, ByAttach: inv.ByAttach,
 		Reason: l.redact.Text(inv.Reason), Started: stamp(inv.Started), Finished: stamp(inv.Finished),
-		DurationMS: float64(inv.Finished.Sub(inv.Started).Microseconds()) / 1000,
-		ExitCode:   inv.ExitCode, Status: inv.Status,
+		DurationMS: millis(inv.Finished.Sub(inv.Started).Microseconds()),
+		WaitedMS:   millis(inv.Waited.Microseconds()), RanMS: millis(inv.Ran.Microseconds()),
+		ExitCode: inv.ExitCode, Status: inv.Status,
 	}
 	if inv.Output != nil {
 		b.OutputSHA256 = digest(inv.Output)
@@ -619,8 +630,15 @@ func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, erro
 	if err != nil {
 		return 0, fmt.Errorf("audit: invocation %s: %w", inv.ID, err)
 	}
-	return l.append(ctx, row{kind: KindInvocation, at: b.Finished, pack: inv.Pack, tool: inv.Tool, invocation: inv.ID, body: body})
+	return l.append(ctx, row{kind: KindInvocation, at: b.Finished, pack: inv.Pack, tool: inv.Tool, invocation: inv.ID, body: body,
+		waitedUS: inv.Waited.Microseconds(), ranUS: inv.Ran.Microseconds()})
 }
+
+// millis is us microseconds in milliseconds, as the body stores them.
+func millis(us int64) float64 { return float64(us) / 1000 }
+
+// micros is ms milliseconds of a body back in whole microseconds.
+func micros(ms float64) int64 { return int64(math.Round(ms * 1000)) }
 
 func digest(b []byte) string {
 	s := sha256.Sum256(b)

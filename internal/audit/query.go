@@ -27,6 +27,11 @@ type Entry struct {
 	PrevHash   string          `json:"prev_hash"`
 	Hash       string          `json:"hash"`
 	MAC        string          `json:"mac,omitempty"` // HMAC of seq and hash under the audit key; empty before the log was keyed
+	// WaitedUS and RanUS are an invocation's wait for the gate's decision
+	// and its run, in microseconds: copies of its body's waited_ms and
+	// ran_ms, which Verify holds them to.
+	WaitedUS int64 `json:"waited_us,omitempty"`
+	RanUS    int64 `json:"ran_us,omitempty"`
 }
 
 // Filter selects entries; zero fields select everything.
@@ -55,7 +60,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
 		}
-		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit`
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us FROM audit`
 		if len(where) > 0 {
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
@@ -72,7 +77,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		for rows.Next() {
 			var e Entry
 			var kind, at, body string
-			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC); err != nil {
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC, &e.WaitedUS, &e.RanUS); err != nil {
 				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
 				return
 			}
@@ -168,6 +173,9 @@ func callSummary(b invocationBody) string {
 		if b.Remembered {
 			s += ", allowed for this chat earlier"
 		}
+		if b.ByAttach {
+			s += ", by attaching the pack to the chat"
+		}
 		switch b.Status {
 		case StatusOK:
 			s += ", ok"
@@ -180,12 +188,34 @@ func callSummary(b invocationBody) string {
 	if b.ExitCode != 0 && (b.Status == StatusToolError || b.Status == StatusLimit) {
 		s += fmt.Sprintf(", the tool exited %d", b.ExitCode)
 	}
-	s += fmt.Sprintf(", %.1f ms", b.DurationMS)
+	s += ", " + timing(b)
 	if b.Reason != "" {
 		s += ": " + b.Reason
 	}
 	return s
 }
+
+// timing says where a call's time went (capability.DescribeTiming), or
+// how long the whole call took for rows written before the wait and the
+// run were kept.
+func timing(b invocationBody) string {
+	if b.WaitedMS == 0 && b.RanMS == 0 {
+		return capability.DescribeDuration(durationMS(b.DurationMS))
+	}
+	return capability.DescribeTiming(durationMS(b.WaitedMS), durationMS(b.RanMS))
+}
+
+// Timing is timing for a stored invocation body: what packs audit and the
+// web app's audit page say of where the call's time went.
+func Timing(body json.RawMessage) string {
+	var b invocationBody
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	return timing(b)
+}
+
+func durationMS(ms float64) time.Duration { return time.Duration(micros(ms)) * time.Microsecond }
 
 func orNone(s string) string {
 	if s == "" {

@@ -127,7 +127,7 @@ func readHead(ctx context.Context, db *store.DB) (head, error) {
 // storedRows reads every row of packs.db in seq order.
 func storedRows(ctx context.Context, db *store.DB) iter.Seq2[chained, error] {
 	return func(yield func(chained, error) bool) {
-		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit ORDER BY seq`)
+		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us FROM audit ORDER BY seq`)
 		if err != nil {
 			yield(chained{}, err)
 			return
@@ -136,7 +136,7 @@ func storedRows(ctx context.Context, db *store.DB) iter.Seq2[chained, error] {
 		for rs.Next() {
 			var c chained
 			var kind, body string
-			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash, &c.mac); err != nil {
+			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash, &c.mac, &c.r.waitedUS, &c.r.ranUS); err != nil {
 				yield(chained{}, err)
 				return
 			}
@@ -194,8 +194,7 @@ func verifyJSONL(r io.Reader, k *key, cp *Checkpoint) (Report, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return v.rep, fmt.Errorf("audit: verify export: line %d: %w", line, err)
 		}
-		v.step(chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash, mac: e.MAC,
-			r: row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body}})
+		v.step(chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash, mac: e.MAC, r: e.row()})
 	}
 	if err := sc.Err(); err != nil {
 		return v.rep, fmt.Errorf("audit: verify export: line %d: %w", line+1, err)
@@ -208,6 +207,24 @@ type chained struct {
 	seq             int64
 	r               row
 	prev, hash, mac string
+}
+
+// row is the entry as the chain hashes it, with its timing columns.
+func (e Entry) row() row {
+	return row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body, waitedUS: e.WaitedUS, ranUS: e.RanUS}
+}
+
+// timingAgrees reports whether r's timing columns, which the hash does not
+// cover, are its body's waited_ms and ran_ms (0 when it has none).
+func (r row) timingAgrees() bool {
+	var b struct {
+		WaitedMS float64 `json:"waited_ms"`
+		RanMS    float64 `json:"ran_ms"`
+	}
+	if r.kind == KindInvocation && json.Unmarshal(r.body, &b) != nil {
+		return r.waitedUS == 0 && r.ranUS == 0
+	}
+	return micros(b.WaitedMS) == r.waitedUS && micros(b.RanMS) == r.ranUS
 }
 
 // head is the newest seq and hash recorded at commit. An export has none:
@@ -262,6 +279,9 @@ func (v *verifier) step(c chained) {
 		} else {
 			v.add(seq, Edited, "its content no longer matches its hash")
 		}
+		v.flagged = seq
+	case !c.r.timingAgrees():
+		v.add(seq, Edited, "its waited_us or ran_us column disagrees with its body")
 		v.flagged = seq
 	case prev != v.expectPrev && !gap && v.flagged != seq-1:
 		v.add(seq-1, Edited, "row %d does not match the hash row %d recorded for it: it was changed and re-hashed, or replaced", seq-1, seq)

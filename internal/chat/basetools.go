@@ -145,7 +145,7 @@ func (s *Session) prepareOpenDocs(raw json.RawMessage) (*prepared, error) {
 		b, err := json.Marshal(out)
 		return b, 0, err
 	}
-	return &prepared{req: builtin(a, ToolOpenDocs, []capability.Name{capability.FilesystemRead},
+	return &prepared{req: readsPack(a, ToolOpenDocs, []capability.Name{capability.FilesystemRead},
 		append([]string{a.pack.Name + "/" + a.pack.EntryDoc}, prefixAll(a.pack.Name+"/", args.Docs)...), run)}, nil
 }
 
@@ -225,7 +225,7 @@ func (s *Session) prepareReadFile(raw json.RawMessage) (*prepared, error) {
 		b, err := json.Marshal(page)
 		return b, 0, err
 	}
-	return &prepared{req: builtin(a, ToolReadFile, []capability.Name{capability.FilesystemRead}, []string{a.pack.Name + "/" + args.Path}, run)}, nil
+	return &prepared{req: readsPack(a, ToolReadFile, []capability.Name{capability.FilesystemRead}, []string{a.pack.Name + "/" + args.Path}, run)}, nil
 }
 
 func (s *Session) prepareEnableTools(raw json.RawMessage) (*prepared, error) {
@@ -273,7 +273,7 @@ func (s *Session) prepareEnableTools(raw json.RawMessage) (*prepared, error) {
 		b, err := json.Marshal(out)
 		return b, 0, err
 	}
-	return &prepared{req: builtin(a, ToolEnableTools, nil, []string{a.pack.Name + "/tools.json"}, run)}, nil
+	return &prepared{req: readsPack(a, ToolEnableTools, nil, []string{a.pack.Name + "/tools.json"}, run)}, nil
 }
 
 // mark records that a pack's docs were opened or its tools enabled.

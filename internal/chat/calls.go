@@ -20,6 +20,7 @@ type Decision struct {
 	Approver   string // who approved; empty when refused
 	Verdict    capability.Verdict
 	Remembered bool   // approved by an earlier "allow for this chat"
+	ByAttach   bool   // approved by the person's attaching the pack to the chat
 	Reason     string // why it was refused
 }
 
@@ -41,7 +42,8 @@ type ToolResult struct {
 	ErrorKind string // ErrKind* when IsError
 	Artifacts []Artifact
 	Duration  time.Duration // the whole call: checks, gate, run, audit
-	RunTime   time.Duration // the tool's own run, from taking its instance to its end
+	Waited    time.Duration // the gate's wait for a decision: a person's time to answer
+	RunTime   time.Duration // the approved call's run (runtime.Outcome.Ran)
 }
 
 // Kinds of error the model can be sent back: the pipeline's (runtime's
@@ -107,7 +109,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	}
 	req := p.req
 	req.Invocation, req.Chat, req.Client, req.Arguments, req.Workspace = res.Invocation, s.id, client, args, s.workspace
-	req.Memory = s.memory
+	req.Memory, req.Consent = s.memory, consent{s}
 	if approver != nil {
 		req.Approvers = []capability.Approver{approver}
 	}
@@ -126,9 +128,9 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	}
 	o, err := s.deps.Pipeline.Call(ctx, req)
 	res.Pack = req.Ref.Name
-	res.Duration, res.RunTime = o.Finished.Sub(o.Started), o.Result.Duration
+	res.Duration, res.Waited, res.RunTime = o.Finished.Sub(o.Started), o.Waited, o.Ran
 	if ap := o.Approval; ap.Verdict() != capability.Deny {
-		res.Decision = Decision{Approved: true, Approver: ap.Approver(), Verdict: ap.Verdict(), Remembered: ap.Remembered()}
+		res.Decision = Decision{Approved: true, Approver: ap.Approver(), Verdict: ap.Verdict(), Remembered: ap.Remembered(), ByAttach: ap.ByAttach()}
 	}
 	if err != nil {
 		return res, err
@@ -363,4 +365,13 @@ func resultJSON(out json.RawMessage) json.RawMessage {
 // unless granted, still through the gate and the audit.
 func builtin(a *attached, name string, caps []capability.Name, touches []string, run func(context.Context, runtime.Granted) (json.RawMessage, int, error)) runtime.Request {
 	return runtime.Request{Pack: a.pack, Ref: a.ref, Builtin: &runtime.Builtin{Name: name, Capabilities: caps, Touches: touches, Run: run}}
+}
+
+// readsPack is the request of a base tool that only reads the pack itself
+// (open_docs, read_file, enable_tools): attaching the pack to the chat is
+// the person's consent to it (capability.Consent).
+func readsPack(a *attached, name string, caps []capability.Name, touches []string, run func(context.Context, runtime.Granted) (json.RawMessage, int, error)) runtime.Request {
+	req := builtin(a, name, caps, touches, run)
+	req.Builtin.ReadsPack = true
+	return req
 }

@@ -20,6 +20,12 @@ type Summary struct {
 	// most 80 characters; empty when the person has written nothing.
 	FirstMessage string
 	Messages     int
+	// Via is the front end that opened the chat (Options.Via), and
+	// ClientName the name an MCP client gave in initialize.
+	Via, ClientName string
+	// Enabled names the packs whose tools the chat enabled, in
+	// attachment order.
+	Enabled []string
 }
 
 // List returns the chats stored in db, the most recently active first, at
@@ -28,7 +34,8 @@ func List(ctx context.Context, db *store.DB, limit int) ([]Summary, error) {
 	q := `SELECT c.id, c.created_at,
 		COALESCE((SELECT MAX(m.at) FROM chat_messages m WHERE m.chat = c.id), c.created_at),
 		COALESCE((SELECT m.content FROM chat_messages m WHERE m.chat = c.id AND m.role = 'user' ORDER BY m.seq LIMIT 1), ''),
-		(SELECT COUNT(*) FROM chat_messages m WHERE m.chat = c.id)
+		(SELECT COUNT(*) FROM chat_messages m WHERE m.chat = c.id),
+		c.via, c.client_name
 		FROM chats c ORDER BY 3 DESC, c.id`
 	var args []any
 	if limit > 0 {
@@ -47,7 +54,7 @@ func List(ctx context.Context, db *store.DB, limit int) ([]Summary, error) {
 			created, updated string
 			first            sql.NullString
 		)
-		if err := rows.Scan(&s.ID, &created, &updated, &first, &s.Messages); err != nil {
+		if err := rows.Scan(&s.ID, &created, &updated, &first, &s.Messages, &s.Via, &s.ClientName); err != nil {
 			return nil, fmt.Errorf("chat: list: %w", err)
 		}
 		s.Created, _ = time.Parse(time.RFC3339Nano, created)
@@ -58,7 +65,37 @@ func List(ctx context.Context, db *store.DB, limit int) ([]Summary, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("chat: list: %w", err)
 	}
-	return out, nil
+	rows.Close()
+	return out, enabledPacks(ctx, db, out)
+}
+
+// enabledPacks fills each summary's Enabled, in one query.
+func enabledPacks(ctx context.Context, db *store.DB, list []Summary) error {
+	if len(list) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(list))
+	for i, s := range list {
+		at[s.ID] = i
+	}
+	rows, err := db.SQL().QueryContext(ctx, `SELECT chat, pack FROM chat_packs WHERE tools_enabled = 1 ORDER BY chat, attached_at, pack`)
+	if err != nil {
+		return fmt.Errorf("chat: list: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, pack string
+		if err := rows.Scan(&id, &pack); err != nil {
+			return fmt.Errorf("chat: list: %w", err)
+		}
+		if i, ok := at[id]; ok {
+			list[i].Enabled = append(list[i].Enabled, pack)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("chat: list: %w", err)
+	}
+	return nil
 }
 
 // oneLineCut is s on one line, cut at n runes with an ellipsis.

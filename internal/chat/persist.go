@@ -66,25 +66,41 @@ func (c chatStore) write(ctx context.Context, what string, fn func(tx *sql.Tx) e
 
 func stamp3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile) error {
+func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile, via string) error {
 	at := stamp3339(now())
 	return c.write(ctx, "create "+id, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens) VALUES(?, ?, ?, ?, ?, ?, ?)`,
-			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens)
+		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens, via) VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens, via)
 		return err
 	})
 }
 
-func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, p Profile, err error) {
-	err = c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens FROM chats WHERE id = ?`, id).
-		Scan(&workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens)
+// storedChat is a chat's row, as loadChat reads it.
+type storedChat struct {
+	workspace       string
+	profile         Profile
+	via, clientName string
+}
+
+func (c chatStore) loadChat(ctx context.Context, id string) (storedChat, error) {
+	var sc storedChat
+	p := &sc.profile
+	err := c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, via, client_name FROM chats WHERE id = ?`, id).
+		Scan(&sc.workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &sc.via, &sc.clientName)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", p, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
+		return sc, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
 	}
 	if err != nil {
-		return "", p, fmt.Errorf("chat: load %s: %w", id, err)
+		return sc, fmt.Errorf("chat: load %s: %w", id, err)
 	}
-	return workspace, p, nil
+	return sc, nil
+}
+
+func (c chatStore) setClientName(ctx context.Context, id, name string) error {
+	return c.write(ctx, "name the client of "+id, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE chats SET client_name = ? WHERE id = ?`, name, id)
+		return err
+	})
 }
 
 // appendMessages stores msgs as the messages numbered from seq on, in one

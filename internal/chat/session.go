@@ -33,12 +33,21 @@ type Options struct {
 	// and model settings. A resumed chat keeps the profile it was started
 	// with.
 	Profile Profile
+	// Via names the front end that opens a new chat when it is not the
+	// person's own (packs chat, the web app): ViaMCP for an MCP session.
+	// A resumed chat keeps the one it was started with. In a chat opened
+	// via MCP, the packs are attached by the server's configuration, not
+	// by the person: attaching them is not consent (capability.Consent).
+	Via string
 	// OnToolsChanged is called, outside the session's lock, each time the
 	// tools Tools returns have changed (a pack attached, detached, or its
 	// tools enabled). The MCP server sends notifications/tools/list_changed
 	// from it.
 	OnToolsChanged func()
 }
+
+// ViaMCP is Options.Via for a chat an MCP session opened.
+const ViaMCP = "mcp"
 
 // Profile is an agent's part in a chat (spec 003): its system prompt
 // follows the pack metadata in every request, and its model settings
@@ -81,6 +90,7 @@ type Session struct {
 	id        string
 	workspace string
 	profile   Profile // set when the chat is created or loaded, then fixed
+	via       string  // Options.Via, set when the chat is created or loaded, then fixed
 	log       *slog.Logger
 	changed   func()
 	memory    capability.ChatMemory
@@ -96,9 +106,11 @@ type Session struct {
 	messages []llm.Message
 	noTools  bool
 	client   string // see SetClient
-	notices  []string
-	limits   llm.Limits // of the provider last used, for enable_tools
-	provider string
+	// clientName is the MCP client's name from initialize (SetClientName).
+	clientName string
+	notices    []string
+	limits     llm.Limits // of the provider last used, for enable_tools
+	provider   string
 }
 
 // Open starts a new chat, or resumes the one opt.ID names (ErrNotFound when
@@ -124,18 +136,19 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		if err := os.MkdirAll(s.workspace, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
-		s.profile = opt.Profile
-		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile); err != nil {
+		s.profile, s.via = opt.Profile, opt.Via
+		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile, s.via); err != nil {
 			return nil, err
 		}
 	} else {
 		s.id = opt.ID
-		ws, prof, err := s.db.loadChat(ctx, opt.ID)
+		sc, err := s.db.loadChat(ctx, opt.ID)
 		if err != nil {
 			return nil, err
 		}
-		s.profile = prof
-		s.workspace = ws
+		s.profile, s.via, s.clientName = sc.profile, sc.via, sc.clientName
+		s.workspace = sc.workspace
+		ws := sc.workspace
 		if err := os.MkdirAll(ws, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
@@ -173,6 +186,42 @@ func (s *Session) SetClient(name string) {
 	s.mu.Lock()
 	s.client = name
 	s.mu.Unlock()
+}
+
+// SetClientName records the name the MCP client gave in initialize
+// (clientInfo), for the list of chats: "Claude Desktop, via MCP".
+func (s *Session) SetClientName(ctx context.Context, name string) error {
+	s.mu.Lock()
+	s.clientName = name
+	s.mu.Unlock()
+	return s.db.setClientName(ctx, s.id, name)
+}
+
+// ClientName is the name the MCP client gave (SetClientName); empty for
+// the person's own chats.
+func (s *Session) ClientName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientName
+}
+
+// Via is the front end that opened the chat (Options.Via).
+func (s *Session) Via() string { return s.via }
+
+// consent is the chat's capability.Consent: the packs the person attached
+// to it. Those the policy mandates were attached by the enterprise, and in
+// a chat opened via MCP every pack was attached by the server's
+// configuration: neither is the person's consent.
+type consent struct{ s *Session }
+
+func (c consent) Attached(_ context.Context, chat, pack string) (bool, error) {
+	if chat != c.s.id || c.s.via != "" {
+		return false, nil
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	a, ok := c.s.active[pack]
+	return ok && !a.mandated, nil
 }
 
 // ID is the chat's identifier, for resuming it.

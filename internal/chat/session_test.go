@@ -161,24 +161,32 @@ func TestApprovalSources(t *testing.T) {
 		if len(who.asked()) != 0 {
 			t.Errorf("the person was asked about a call the policy approves")
 		}
-		args := json.RawMessage(`{"pack_id":"notes","path":"SKILL.md"}`)
-		if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || r.Decision.Remembered {
-			t.Fatalf("first read_file: %+v", r)
+		// enable_tools of a pack the person attached asks nobody
+		// (TestAttachIsConsent); the pack's own tool asks.
+		if r, err = s.Call(ctx, ToolEnableTools, json.RawMessage(`{"pack_id":"notes"}`), nil); err != nil || r.IsError {
+			t.Fatalf("enable_tools: %+v %v", r, err)
 		}
-		if r, _ = s.Call(ctx, ToolReadFile, args, who); r.IsError || !r.Decision.Remembered || r.Decision.Verdict != capability.AllowChat {
-			t.Errorf("second read_file: %+v, want approved by the chat's memory", r.Decision)
+		echo, args := PackToolName("notes", "echo"), json.RawMessage(`{"text":"hi"}`)
+		if r, _ = s.Call(ctx, echo, args, who); r.IsError || r.Decision.Remembered {
+			t.Fatalf("first echo: %+v", r)
+		}
+		if r, _ = s.Call(ctx, echo, args, who); r.IsError || !r.Decision.Remembered || r.Decision.Verdict != capability.AllowChat {
+			t.Errorf("second echo: %+v, want approved by the chat's memory", r.Decision)
 		}
 		if n := len(who.asked()); n != 1 {
 			t.Errorf("the person was asked %d times, want once", n)
 		}
 		resumed := h.open(Options{ID: s.ID()})
-		if r, _ = resumed.Call(ctx, ToolReadFile, args, nil); r.IsError || !r.Decision.Remembered {
-			t.Errorf("read_file in the resumed chat: %+v", r)
+		if r, _ = resumed.Call(ctx, echo, args, nil); r.IsError || !r.Decision.Remembered {
+			t.Errorf("echo in the resumed chat: %+v", r)
 		}
 		other := h.open(Options{Attach: []string{"notes"}})
-		r, err = other.Call(ctx, ToolReadFile, args, nil)
+		if r, err = other.Call(ctx, ToolEnableTools, json.RawMessage(`{"pack_id":"notes"}`), nil); err != nil || r.IsError {
+			t.Fatalf("enable_tools in another chat: %+v %v", r, err)
+		}
+		r, err = other.Call(ctx, echo, args, nil)
 		if err != nil || !r.IsError || r.ErrorKind != ErrKindDenied || r.Decision.Approved {
-			t.Errorf("read_file in another chat without a person: %+v %v, want denied", r, err)
+			t.Errorf("echo in another chat without a person: %+v %v, want denied", r, err)
 		}
 	})
 }

@@ -196,6 +196,7 @@ type conn struct {
 	openMu sync.Mutex // serializes open; held while the chat opens
 	mu     sync.Mutex // guards the fields below
 	chat   *chat.Session
+	client string            // the client's name from initialize, for the list of chats
 	err    error             // why the chat could not open
 	tools  map[string]string // names registered on srv -> the chat's names
 	// logLevel is the level the client set with logging/setLevel; "" until
@@ -383,6 +384,9 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if list, ok := listOf[method]; ok && err == nil {
 			c.lists.read(list, at)
 		}
+		if err == nil {
+			c.introduced(ctx, req)
+		}
 		if method == "initialize" {
 			return res, withCode(err, jsonrpc.CodeInvalidRequest)
 		}
@@ -431,7 +435,9 @@ func (c *conn) open(ctx context.Context) error {
 		}
 		return false
 	})
-	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, OnToolsChanged: c.syncTools})
+	// The packs are attached by the server's configuration, not by the
+	// person: via MCP, attaching is no consent (capability.Consent).
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, Via: chat.ViaMCP, OnToolsChanged: c.syncTools})
 	if err != nil {
 		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
 		c.mu.Lock()
@@ -446,10 +452,53 @@ func (c *conn) open(ctx context.Context) error {
 	c.mu.Lock()
 	c.chat = sess
 	c.syncToolsLocked()
+	client := c.client
 	c.mu.Unlock()
+	if client != "" {
+		c.nameChat(ctx, sess, client)
+	}
 	c.addPackFeatures(sess)
 	c.lists.open()
 	return nil
+}
+
+// introduced records the name the client gave (in initialize, or in the
+// _meta of a sessionless request) on the session's chat, once, now or when
+// it opens, so the web app lists the chat as "Claude Desktop, via MCP".
+func (c *conn) introduced(ctx context.Context, req mcp.Request) {
+	c.mu.Lock()
+	known := c.client != ""
+	c.mu.Unlock()
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if known || !ok {
+		return
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ClientInfo == nil {
+		return
+	}
+	name := ip.ClientInfo.Title
+	if name == "" {
+		name = ip.ClientInfo.Name
+	}
+	if name == "" {
+		return
+	}
+	c.mu.Lock()
+	c.client = name
+	sess := c.chat
+	c.mu.Unlock()
+	if sess != nil {
+		c.nameChat(ctx, sess, name)
+	}
+}
+
+// nameChat stores the client's name on its chat. A failure only leaves
+// the chat listed without it.
+func (c *conn) nameChat(ctx context.Context, sess *chat.Session, name string) {
+	if err := sess.SetClientName(context.WithoutCancel(ctx), name); err != nil {
+		c.s.log.Warn("mcpserver: the chat keeps no client name", "chat", sess.ID(), "err", err)
+	}
 }
 
 // syncTools brings the registered tools in line with the chat's; the SDK

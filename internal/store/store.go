@@ -111,6 +111,7 @@ var migrations = []migration{
 	{9, "lock_sync", schemaLockSync},
 	{10, "pack_index", schemaPackIndex},
 	{11, "inplace_grants", schemaInPlaceGrants},
+	{12, "call_durations", schemaCallDurations},
 }
 
 // postgresOnly holds, by version, the migrations PostgreSQL runs in place

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 )
 
@@ -281,14 +280,14 @@ func TestChatFromAgent(t *testing.T) {
 	if c.Agent != ag.ID || !slices.Equal(names, []string{"notes", "current-time"}) {
 		t.Fatalf("chat: agent %q, packs %v", c.Agent, names)
 	}
-	e.model.Push(calls(call(chat.ToolOpenDocs, `{"pack_id":"notes"}`)), llmtest.Turn{Text: "ok"})
+	e.model.Push(append(waitsForAPerson(), llmtest.Turn{Text: "ok"})...)
 	ev := e.stream(c.ID)
 	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "status?"}, nil)
 	p := ev.next("pending")
 	e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/deny", nil, nil)
 	ev.next("turn_done")
 	reqs := e.model.Requests()
-	if len(reqs) != 2 {
+	if len(reqs) != 3 {
 		t.Fatalf("%d model requests", len(reqs))
 	}
 	r := reqs[0]
@@ -306,7 +305,7 @@ func TestChatFromAgent(t *testing.T) {
 	e.model.Push(llmtest.Turn{Text: "still"})
 	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "again"}, nil)
 	ev.next("turn_done")
-	if r := e.model.Requests()[2]; r.Model != "captain-model" || !strings.Contains(r.System, "release captain") {
+	if r := e.model.Requests()[3]; r.Model != "captain-model" || !strings.Contains(r.System, "release captain") {
 		t.Errorf("after the agent went: model %q, system:\n%s", r.Model, r.System)
 	}
 

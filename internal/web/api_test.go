@@ -235,8 +235,9 @@ func TestChatTurn(t *testing.T) {
 		}
 		return done.Data
 	}
-	done := approve(chat.ToolEnableTools, "approve", nil)
-	if done["approved"] != true || done["is_error"] != false || !strings.Contains(done["content"].(string), `"enabled":true`) {
+	// enable_tools of the attached pack: approved by the attach, no card.
+	done := ev.next("tool_done").Data
+	if done["name"] != chat.ToolEnableTools || done["approver"] != "attach" || done["is_error"] != false || !strings.Contains(done["content"].(string), `"enabled":true`) {
 		t.Errorf("enable_tools: got %v", done)
 	}
 	done = approve("note", "approve", map[string]any{"always": false})
@@ -330,12 +331,16 @@ func TestAlwaysForChat(t *testing.T) {
 	var c chatJSON
 	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &c)
 	e.model.Push(
-		calls(call(chat.ToolOpenDocs, `{"pack_id":"notes"}`)),
-		calls(call(chat.ToolOpenDocs, `{"pack_id":"notes"}`)),
+		calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)),
+		calls(call("notes__echo", `{"text":"one"}`)),
+		calls(call("notes__echo", `{"text":"two"}`)),
 		llmtest.Turn{Text: "ok"},
 	)
 	ev := e.stream(c.ID)
-	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "read"}, nil)
+	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "echo"}, nil)
+	if done := ev.next("tool_done"); done.Data["by_attach"] != true {
+		t.Errorf("enable_tools: got %v, want approved by attach", done.Data)
+	}
 	p := ev.next("pending")
 	e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/approve", map[string]any{"always": true}, nil)
 	if d := ev.next("decided"); d.Data["verdict"] != "allow_chat" {
@@ -355,7 +360,7 @@ func TestStopDenies(t *testing.T) {
 	e.install()
 	var c chatJSON
 	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &c)
-	e.model.Push(calls(call(chat.ToolOpenDocs, `{"pack_id":"notes"}`)), llmtest.Turn{Text: "never"})
+	e.model.Push(append(waitsForAPerson(), llmtest.Turn{Text: "never"})...)
 	ev := e.stream(c.ID)
 	e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "go"}, nil)
 	p := ev.next("pending")

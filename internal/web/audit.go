@@ -120,6 +120,7 @@ func callSummary(body []byte) string {
 		Approver   string  `json:"approver"`
 		Decision   string  `json:"decision"`
 		Remembered bool    `json:"remembered"`
+		ByAttach   bool    `json:"by_attach"`
 		Status     string  `json:"status"`
 		Reason     string  `json:"reason"`
 		ExitCode   int     `json:"exit_code"`
@@ -142,6 +143,8 @@ func callSummary(body []byte) string {
 	}
 	s := "approved by " + b.Approver
 	switch {
+	case b.ByAttach:
+		s += " (by attaching the pack to the chat)"
 	case b.Remembered:
 		s += " (allowed for this chat earlier)"
 	case b.Decision == capability.AllowChat.String():
@@ -161,7 +164,7 @@ func callSummary(body []byte) string {
 		s += fmt.Sprintf(", exit status %d", b.ExitCode)
 	}
 	if b.Status == string(capability.StatusOK) {
-		return s + fmt.Sprintf(" in %.0f ms", b.DurationMS)
+		return s + ", " + audit.Timing(body)
 	}
 	if b.Reason != "" {
 		s += ": " + b.Reason

@@ -18,7 +18,11 @@ func TestCallSummary(t *testing.T) {
 		want string
 	}{
 		{"ok", `{"approver":"web","decision":"run_once","status":"ok","exit_code":0,"duration_ms":3.2}`,
-			"approved by web (run once); ok in 3 ms"},
+			"approved by web (run once); ok, 3.2 ms"},
+		{"a person's wait and the run", `{"approver":"web","decision":"run_once","status":"ok","exit_code":0,"duration_ms":12050,"waited_ms":12000,"ran_ms":41.3}`,
+			"approved by web (run once); ok, waited 12 s for you, ran 41 ms"},
+		{"approved by attach", `{"approver":"attach","decision":"run_once","by_attach":true,"status":"ok","exit_code":0,"duration_ms":0.5,"waited_ms":0.02,"ran_ms":0.3}`,
+			"approved by attach (by attaching the pack to the chat); ok, ran 0.3 ms"},
 		{"approved, then denied by a capability", `{"approver":"web:by-hand","decision":"run_once","status":"denied","reason":"capability: filesystem_read \"/var/log/app.log\" denied by user: not granted"}`,
 			`approved by web:by-hand (run once); denied by capability filesystem_read "/var/log/app.log" (user): not granted`},
 		{"approved, then refused for another reason", `{"approver":"web","decision":"allow_chat","remembered":true,"status":"denied","reason":"packs: notes: modified since install"}`,

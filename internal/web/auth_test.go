@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 )
 
@@ -181,7 +180,7 @@ func TestToolCannotApproveOrRevoke(t *testing.T) {
 	}
 
 	// Chat A: the model asks for a call that waits for a person.
-	e.model.Push(calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)), llmtest.Turn{Text: "done"})
+	e.model.Push(append(waitsForAPerson(), llmtest.Turn{Text: "done"})...)
 	var a chatJSON
 	e.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &a)
 	ev := e.stream(a.ID)

@@ -43,8 +43,12 @@ func TestBuiltinsInWebChat(t *testing.T) {
 		e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/"+verb, nil, nil)
 		return ev.next("tool_done").Data
 	}
-	decide(chat.ToolEnableTools, "approve")
-	decide(chat.ToolEnableTools, "approve")
+	// The person attached both packs: listing their tools asks nobody.
+	for range 2 {
+		if d := ev.next("tool_done").Data; d["name"] != chat.ToolEnableTools || d["by_attach"] != true {
+			t.Errorf("enable_tools: %v, want approved by attach", d)
+		}
+	}
 	if d := decide("get_current_time", "approve"); d["is_error"] != false || !strings.Contains(d["content"].(string), `"timezone":"UTC"`) {
 		t.Errorf("get_current_time: %v", d)
 	}
@@ -100,7 +104,9 @@ func TestBrowserBuiltins(t *testing.T) {
 		b.poll(p+" is attached", count("#attached .detach")+fmt.Sprintf(` === %d`, i+1))
 	}
 	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "note that I met Ada, with the time"), chromedp.Click(chromedp.CSS("#send")))
-	for i := 1; i <= 4; i++ {
+	// Both packs were attached: listing their tools asks nobody.
+	b.poll("enable_tools ran twice, approved by the attach", count(".tool-card.done")+" === 2")
+	for i := 3; i <= 4; i++ {
 		b.step(fmt.Sprintf("card %d asks", i), chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
 		b.step(fmt.Sprintf("run card %d", i), chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
 		b.poll(fmt.Sprintf("card %d ran", i), count(".tool-card.done")+fmt.Sprintf(" === %d", i))

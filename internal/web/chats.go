@@ -105,7 +105,11 @@ type chatJSON struct {
 	// chat the packs page runs a pack's tools in, or "New chat".
 	Title string `json:"title"`
 	// Agent is the id of the agent the chat started from.
-	Agent     string          `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Via is "mcp" for a session an MCP client opened, and Client the
+	// name it gave in initialize.
+	Via       string          `json:"via,omitempty"`
+	Client    string          `json:"client,omitempty"`
 	Created   time.Time       `json:"created,omitzero"`
 	Updated   time.Time       `json:"updated,omitzero"`
 	Packs     []packStateJSON `json:"packs"`
@@ -119,12 +123,16 @@ type chatJSON struct {
 }
 
 func (s *Server) describe(ctx context.Context, cs *chatState, full bool) (chatJSON, error) {
-	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Agent: cs.s.Profile().Agent, Packs: []packStateJSON{}, Tools: []string{}}
+	out := chatJSON{ID: cs.s.ID(), Title: s.title(cs.s.ID(), ""), Agent: cs.s.Profile().Agent, Packs: []packStateJSON{}, Tools: []string{},
+		Via: cs.s.Via(), Client: cs.s.ClientName()}
 	for _, m := range cs.s.Messages() {
 		if m.Role == llm.RoleUser {
 			out.Title = s.title(cs.s.ID(), m.Content)
 			break
 		}
+	}
+	if out.Via == chat.ViaMCP {
+		out.Title = mcpTitle(out.Client)
 	}
 	for _, p := range cs.s.Packs() {
 		out.Packs = append(out.Packs, packStateJSON(p))
@@ -170,6 +178,30 @@ func (s *Server) title(id, first string) string {
 	return "New chat"
 }
 
+// mcpTitle names a chat an MCP session opened: "Claude Desktop, via MCP".
+func mcpTitle(client string) string {
+	if client == "" {
+		client = "An MCP client"
+	}
+	return client + ", via MCP"
+}
+
+// listable returns whether a pack a chat enabled is shown in the list of
+// chats: not one that is coming soon (it has nothing to offer yet), each
+// pack looked at once per list.
+func (s *Server) listable(ctx context.Context) func(name string) bool {
+	seen := map[string]bool{}
+	return func(name string) bool {
+		ok, done := seen[name]
+		if !done {
+			p, _, err := s.cfg.Chat.Catalog.Pack(ctx, name)
+			ok = err != nil || p.Attachable() == nil
+			seen[name] = ok
+		}
+		return ok
+	}
+}
+
 // maxChatList bounds the chats GET /v1/chats lists.
 const maxChatList = 500
 
@@ -182,8 +214,18 @@ func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items := make([]chatJSON, 0, len(list))
+	shown := s.listable(r.Context())
 	for _, c := range list {
-		item := chatJSON{ID: c.ID, Title: s.title(c.ID, c.FirstMessage), Created: c.Created, Updated: c.Updated, Packs: []packStateJSON{}, Tools: []string{}}
+		item := chatJSON{ID: c.ID, Title: s.title(c.ID, c.FirstMessage), Created: c.Created, Updated: c.Updated, Packs: []packStateJSON{}, Tools: []string{},
+			Via: c.Via, Client: c.ClientName}
+		if c.Via == chat.ViaMCP {
+			item.Title = mcpTitle(c.ClientName)
+		}
+		for _, name := range c.Enabled {
+			if shown(name) {
+				item.Packs = append(item.Packs, packStateJSON{Name: name, Enabled: true})
+			}
+		}
 		s.mu.Lock()
 		cs, open := s.chats[c.ID]
 		s.mu.Unlock()
@@ -437,6 +479,7 @@ type toolResultJSON struct {
 	Approver   string          `json:"approver,omitempty"`
 	Verdict    string          `json:"verdict"`
 	Remembered bool            `json:"remembered"`
+	ByAttach   bool            `json:"by_attach,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	Content    string          `json:"content"`
 	Blocks     []runtime.Block `json:"blocks,omitempty"`
@@ -444,14 +487,23 @@ type toolResultJSON struct {
 	ErrorKind  string          `json:"error_kind,omitempty"`
 	Artifacts  []chat.Artifact `json:"artifacts"`
 	DurationMS int64           `json:"duration_ms"`
+	WaitedMS   float64         `json:"waited_ms"`
+	RanMS      float64         `json:"ran_ms"`
+	// Timing says where the call's time went: "waited 12 s for you, ran
+	// 41 ms" (capability.DescribeTiming).
+	Timing string `json:"timing"`
 }
 
 func resultJSON(callID string, r chat.ToolResult) toolResultJSON {
 	return toolResultJSON{CallID: callID, Invocation: r.Invocation, Name: r.Name, Pack: r.Pack, Arguments: r.Arguments,
 		Approved: r.Decision.Approved, Approver: r.Decision.Approver, Verdict: r.Decision.Verdict.String(), Remembered: r.Decision.Remembered,
-		Reason: r.Decision.Reason, Content: r.Content, Blocks: r.Blocks, IsError: r.IsError, ErrorKind: r.ErrorKind, Artifacts: orEmpty(r.Artifacts),
-		DurationMS: r.Duration.Milliseconds()}
+		ByAttach: r.Decision.ByAttach, Reason: r.Decision.Reason, Content: r.Content, Blocks: r.Blocks, IsError: r.IsError, ErrorKind: r.ErrorKind,
+		Artifacts: orEmpty(r.Artifacts), DurationMS: r.Duration.Milliseconds(), WaitedMS: millis(r.Waited), RanMS: millis(r.RunTime),
+		Timing: capability.DescribeTiming(r.Waited, r.RunTime)}
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // callByHand runs one tool the person named, with the arguments they gave:
 // the request is their approval of that call only.

@@ -100,17 +100,24 @@ func TestBrowser(t *testing.T) {
 
 	step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "write me a note"), chromedp.Click(chromedp.CSS("#send")))
 	poll("the chat is titled by the message", `document.querySelector("#chat-list .chat-item.active").textContent.includes("write me a note")`)
-	step("the first tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card button.run")))
-	step("run enable_tools", chromedp.Click(chromedp.CSS(".tool-card button.run")))
-	poll("enable_tools ran", count(".tool-card.done")+` === 1`)
-	step("the second tool card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
+	// Attaching notes was the person's consent to list its tools:
+	// enable_tools runs without a card asking, and says why.
+	poll("enable_tools ran, approved by the attach", count(".tool-card.done")+` === 1 && document.querySelector(".tool-card.done").textContent.includes("approved by attach, by attaching the pack to this chat")`)
+	step("the note card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
 	caps := must(t, ctx, chromedp.Text(chromedp.CSS(".tool-card:not(.done) .caps")))
 	// A pack's grants hold for each of its tools: note may run sh too.
 	if !strings.Contains(caps, "terminal_exec") {
 		t.Errorf("the note card does not say what is at stake: %q", caps)
 	}
+	// The person takes a moment: the card then says how long the call
+	// waited for them, and how long it ran.
+	time.Sleep(300 * time.Millisecond)
 	step("run note", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
 	poll("note ran and made an artifact", count(".tool-card.done")+` === 2 && `+count(".tool-card .artifact a.open")+` === 1`)
+	poll("the note card says it waited for the person and ran", `[...document.querySelectorAll(".tool-card.done")].some(c => {
+		const m = c.textContent.match(/waited ([\d.]+) (ms|s|min) for you, ran ([\d.]+) ms/);
+		return m && (m[2] !== "ms" || Number(m[1]) >= 300);
+	})`)
 	step("the rows card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card:not(.done) button.run")))
 	step("run rows", chromedp.Click(chromedp.CSS(".tool-card:not(.done) button.run")))
 	poll("the list of records is a table", `[...document.querySelectorAll(".tool-card.done table.records")].some(t => t.rows.length === 4 && t.textContent.includes("checkout-api"))`)
@@ -514,11 +521,11 @@ func TestBrowserPhone(t *testing.T) {
 	b.step("close the drawer", chromedp.Click(chromedp.CSS("#context-close")))
 	b.poll("the drawer is closed, its button counts one pack", `document.querySelector("#attached").offsetParent === null && document.querySelector("#context-count").textContent === "1"`)
 	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "errors per service?"), chromedp.Click(chromedp.CSS("#send")))
-	for i := 0; i < 2; i++ {
-		b.step("a card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")))
-		b.step("run it", chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
-		b.poll("it ran", count(".tool-card.done")+fmt.Sprintf(" === %d", i+1))
-	}
+	// enable_tools is approved by the attach; the rows card asks.
+	b.poll("enable_tools ran", count(".tool-card.done")+" === 1")
+	b.step("a card asks", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")))
+	b.step("run it", chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
+	b.poll("it ran", count(".tool-card.done")+" === 2")
 	b.poll("the reply arrives", `!!document.querySelector(".msg.assistant.md table")`)
 	inView("the chat")
 	b.step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))

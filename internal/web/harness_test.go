@@ -334,4 +334,11 @@ func (s *sse) next(kind string) sseEvent {
 
 func call(name, args string) llm.ToolCall { return llm.ToolCall{Name: name, Arguments: args} }
 
+// waitsForAPerson are the model's turns of a call of the attached notes
+// pack that waits for the person: enable_tools runs at once (the attach
+// approved it), its echo tool asks.
+func waitsForAPerson() []llmtest.Turn {
+	return []llmtest.Turn{calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)), calls(call("notes__echo", `{"text":"hi"}`))}
+}
+
 func calls(cs ...llm.ToolCall) llmtest.Turn { return llmtest.Turn{ToolCalls: cs} }

@@ -45,10 +45,12 @@ func TestQuestionCard(t *testing.T) {
 			)
 			ev := e.stream(c.ID)
 			e.must(http.StatusAccepted, "POST", "/v1/chats/"+c.ID+"/messages", map[string]any{"text": "deploy"}, nil)
-			for range 2 {
-				p := ev.next("pending")
-				e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/approve", nil, nil)
+			// enable_tools is approved by the attach; the ask tool's card asks.
+			p := ev.next("pending")
+			if p.Data["tool"] != "ask" {
+				t.Fatalf("pending: got %v, want the ask card", p.Data)
 			}
+			e.must(http.StatusOK, "POST", "/v1/invocations/"+p.Data["invocation"].(string)+"/approve", nil, nil)
 			q := ev.next("question")
 			fields, _ := json.Marshal(q.Data["fields"])
 			if q.Data["message"] != "Deploy to which region?" || q.Data["pack"] != "ask-pack" || q.Data["chat"] != c.ID ||
@@ -109,7 +111,7 @@ func TestBrowserQuestion(t *testing.T) {
 	b.step("attach ask-pack", chromedp.SetValue(chromedp.CSS("#attach-select"), "ask-pack"), chromedp.Click(chromedp.CSS("#attach-btn")))
 	b.poll("ask-pack is attached", count("#attached .detach")+` === 1`)
 	b.step("send a message", chromedp.SendKeys(chromedp.CSS("#composer"), "deploy"), chromedp.Click(chromedp.CSS("#send")))
-	b.step("run enable_tools", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")), chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
+	// enable_tools of the attached pack is approved by the attach: no card.
 	b.poll("enable_tools is done", count(".tool-card:not(.pending) .result, .tool-card.done")+` >= 1`)
 	b.step("run ask", chromedp.WaitVisible(chromedp.CSS(".tool-card.pending button.run")), chromedp.Click(chromedp.CSS(".tool-card.pending button.run")))
 	b.step("the question shows", chromedp.WaitVisible(chromedp.CSS("form.question select[name=region]")))

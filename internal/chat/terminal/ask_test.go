@@ -55,7 +55,8 @@ func TestChatAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := strings.Join([]string{"deploy", "r", "r", "y", "eu", "/exit"}, "\n") + "\n"
+	// enable_tools is approved by the attach; the tool's card asks.
+	in := strings.Join([]string{"deploy", "r", "y", "eu", "/exit"}, "\n") + "\n"
 	var out bytes.Buffer
 	if err := Run(ctx, s, Options{In: strings.NewReader(in), Out: &out, Provider: openAI(t, srv)}); err != nil {
 		t.Fatal(err)

@@ -442,7 +442,7 @@ func resultLine(r chat.ToolResult) string {
 	case r.IsError:
 		return fmt.Sprintf("%s: approved by %s: %s: %s", r.Name, who, r.ErrorKind, termtext.OneLine(r.ErrorMessage(), 300))
 	}
-	return fmt.Sprintf("%s: approved by %s: ok (%s, %s)", r.Name, who, size(int64(len(r.Content))), r.Duration.Round(time.Millisecond))
+	return fmt.Sprintf("%s: approved by %s: ok (%s, %s)", r.Name, who, size(int64(len(r.Content))), capability.DescribeTiming(r.Waited, r.RunTime))
 }
 
 func artifactLine(a chat.Artifact) string {

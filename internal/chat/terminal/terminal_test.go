@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -126,8 +128,8 @@ func TestOnce(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
 		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__note", `{}`)}},
 		llmtest.Turn{Text: "Wrote note.md."},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("open_docs", `{"pack_id":"notes"}`)}},
-		llmtest.Turn{Text: "Could not open it."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__note", `{}`)}},
+		llmtest.Turn{Text: "Could not write it."},
 	)
 	defer srv.Close()
 	s, err := chat.Open(context.Background(), e.deps, chat.Options{})
@@ -139,8 +141,10 @@ func TestOnce(t *testing.T) {
 	if err := Once(context.Background(), s, "write a note", opt); err != nil {
 		t.Fatal(err)
 	}
-	want := `tool open_docs {"pack_id":"notes"}: approved by --yes: ok
-tool enable_tools {"pack_id":"notes"}: approved by --yes: ok
+	// --attach is the person's consent to read notes and list its tools;
+	// --yes approves the tool's call.
+	want := `tool open_docs {"pack_id":"notes"}: approved by attach: ok
+tool enable_tools {"pack_id":"notes"}: approved by attach: ok
 tool notes__note {}: approved by --yes: ok
 artifact note.md text/markdown 7 bytes
 Wrote note.md.
@@ -157,29 +161,31 @@ Wrote note.md.
 	if err := Once(context.Background(), s, "again", opt); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out.String(), `tool open_docs {"pack_id":"notes"}: denied: capability: denied by gate`) || !strings.HasSuffix(out.String(), "Could not open it.\n") {
+	if !strings.HasPrefix(out.String(), `tool notes__note {}: denied: capability: denied by gate`) || !strings.HasSuffix(out.String(), "Could not write it.\n") {
 		t.Errorf("got:\n%s", out.String())
 	}
 }
 
-// TestRunLines drives the interactive chat through its input: a message, a
-// card answered "a" (always for this chat), a second call of the same
-// class that is not asked about, the commands, and /exit.
+// TestRunLines drives the interactive chat through its input: a message,
+// enable_tools approved by the attach (no card), a card answered "a"
+// (always for this chat), a second call of the same class that is not
+// asked about, the commands, and /exit.
 func TestRunLines(t *testing.T) {
 	e := newEnv(t)
 	srv := llmtest.NewServer(
-		llmtest.Turn{Text: "Let me read it.", ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"SKILL.md"}`)}},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"references/REFERENCE.md"}`)}},
-		llmtest.Turn{Text: "Both read."},
-		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("open_docs", `{"pack_id":"notes"}`)}},
-		llmtest.Turn{Text: "Not opened."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{Text: "Let me echo it.", ToolCalls: []llm.ToolCall{tc("notes__echo", `{"text":"one"}`)}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__echo", `{"text":"two"}`)}},
+		llmtest.Turn{Text: "Both echoed."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__note", `{}`)}},
+		llmtest.Turn{Text: "Not written."},
 	)
 	defer srv.Close()
 	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"notes"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := strings.Join([]string{"read the notes docs", "a", "/packs", "/artifacts", "open them", "x", "d", "/detach nope", "/exit", "never read"}, "\n") + "\n"
+	in := strings.Join([]string{"echo one and two", "a", "/packs", "/artifacts", "write a note", "x", "d", "/detach nope", "/exit", "never read"}, "\n") + "\n"
 	var out bytes.Buffer
 	if err := Run(context.Background(), s, Options{In: strings.NewReader(in), Out: &out, Provider: openAI(t, srv)}); err != nil {
 		t.Fatal(err)
@@ -188,14 +194,16 @@ func TestRunLines(t *testing.T) {
 	for _, want := range []string{
 		"packs chat " + s.ID() + " with openai.",
 		"pack notes [has tools, ~46 tokens]: Keep short notes",
-		"you> assistant> Let me read it.\n+-- tool call: read_file (pack notes)\n|   arguments: {\"pack_id\":\"notes\",\"path\":\"SKILL.md\"}\n|   capabilities: filesystem_read\n|   touches: notes/SKILL.md\n[r]un, [d]eny, or [a]lways for this chat? ",
-		"  -> read_file: approved by person at the terminal: ok (",
-		"  -> read_file: approved by person at the terminal, allowed for this chat: ok (",
-		"assistant> Both read.\n",
+		"you>   -> enable_tools: approved by attach: ok (",
+		"assistant> Let me echo it.\n+-- tool call: notes__echo (pack notes)\n|   arguments: {\"text\":\"one\"}\n",
+		"[r]un, [d]eny, or [a]lways for this chat? ",
+		"  -> notes__echo: approved by person at the terminal: ok (",
+		"  -> notes__echo: approved by person at the terminal, allowed for this chat: ok (",
+		"assistant> Both echoed.\n",
 		"no artifacts yet",
 		"[r]un, [d]eny, or [a]lways for this chat? [r]un, [d]eny, or [a]lways for this chat? ",
-		"  -> open_docs: refused: capability: denied by gate: denied by person at the terminal",
-		"assistant> Not opened.",
+		"  -> notes__note: refused: capability: denied by gate: denied by person at the terminal",
+		"assistant> Not written.",
 		"error: chat: not found: pack nope is not attached",
 		"chat saved: resume it with packs chat --chat " + s.ID(),
 	} {
@@ -203,13 +211,13 @@ func TestRunLines(t *testing.T) {
 			t.Errorf("the transcript lacks %q:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, "pack notes [has tools, ~46 tokens]"); n != 2 {
-		t.Errorf("the packs were listed %d times, want at the start and for /packs", n)
+	if !strings.Contains(got, "pack notes [tools enabled, ~46 tokens]") {
+		t.Errorf("/packs does not list notes with its tools enabled:\n%s", got)
 	}
 	if n := strings.Count(got, "+-- tool call:"); n != 2 {
-		t.Errorf("got %d cards, want 2 (the second read_file was allowed for the chat)", n)
+		t.Errorf("got %d cards, want 2 (enable_tools was approved by the attach, the second echo allowed for the chat)", n)
 	}
-	if len(srv.Requests()) != 5 {
+	if len(srv.Requests()) != 6 {
 		t.Errorf("got %d requests: input after /exit was sent", len(srv.Requests()))
 	}
 }
@@ -264,8 +272,9 @@ func (b *syncBuffer) String() string {
 func TestTypeAheadIsDiscarded(t *testing.T) {
 	e := newEnv(t)
 	srv := llmtest.NewServer(
-		llmtest.Turn{Text: "Reading.", ToolCalls: []llm.ToolCall{tc("read_file", `{"pack_id":"notes","path":"SKILL.md"}`)}},
-		llmtest.Turn{Text: "Not read."},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{Text: "Echoing.", ToolCalls: []llm.ToolCall{tc("notes__echo", `{"text":"hi"}`)}},
+		llmtest.Turn{Text: "Not echoed."},
 	)
 	defer srv.Close()
 	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"notes"}})
@@ -278,7 +287,7 @@ func TestTypeAheadIsDiscarded(t *testing.T) {
 	go func() {
 		done <- Run(context.Background(), s, Options{In: in, Out: out, Provider: openAI(t, srv), DiscardTypeAhead: true})
 	}()
-	io.WriteString(w, "read the docs\ny\n")
+	io.WriteString(w, "echo hi\ny\n")
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "[r]un, [d]eny") {
 		if time.Now().After(deadline) {
@@ -291,7 +300,7 @@ func TestTypeAheadIsDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	if !strings.Contains(got, "(ignored 1 line(s) typed before this card)") || !strings.Contains(got, "read_file: refused: ") {
+	if !strings.Contains(got, "(ignored 1 line(s) typed before this card)") || !strings.Contains(got, "notes__echo: refused: ") {
 		t.Errorf("the type-ahead was not discarded:\n%s", got)
 	}
 }
@@ -314,5 +323,55 @@ func TestToolDoneShowsBlocks(t *testing.T) {
 	}
 	if strings.Contains(got, "a dot") {
 		t.Errorf("output %q repeats the text block", got)
+	}
+}
+
+// TestCardSaysWaitedAndRan: the result line of a call the person answered
+// after a while says how long it waited for them and how long it ran.
+func TestCardSaysWaitedAndRan(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewServer(
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__echo", `{"text":"hi"}`)}},
+		llmtest.Turn{Text: "Echoed."},
+	)
+	defer srv.Close()
+	s, err := chat.Open(context.Background(), e.deps, chat.Options{Attach: []string{"notes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, w := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), s, Options{In: in, Out: out, Provider: openAI(t, srv)}) }()
+	io.WriteString(w, "echo hi\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "[r]un, [d]eny") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no card:\n%s", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	const delay = 300 * time.Millisecond
+	time.Sleep(delay)
+	io.WriteString(w, "r\n/exit\n")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !regexp.MustCompile(`  -> enable_tools: approved by attach: ok \(\d+ B, ran [\d.]+ ms\)`).MatchString(got) {
+		t.Errorf("enable_tools was not approved by the attach at once:\n%s", got)
+	}
+	m := regexp.MustCompile(`notes__echo: approved by person at the terminal: ok \(\d+ B, waited ([\d.]+) (ms|s) for you, ran ([\d.]+) ms\)`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("the result line does not say the wait and the run:\n%s", got)
+	}
+	waited, _ := strconv.ParseFloat(m[1], 64)
+	if m[2] == "s" {
+		waited *= 1000
+	}
+	ran, _ := strconv.ParseFloat(m[3], 64)
+	if waited < float64(delay.Milliseconds()) || ran >= waited {
+		t.Errorf("waited %v ms, ran %v ms: want waited ≥ %v, ran < waited", waited, ran, delay)
 	}
 }

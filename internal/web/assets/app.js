@@ -165,6 +165,8 @@ async function refreshChats() {
   ul.replaceChildren(...list.items.map(c => el("li", {},
     el("a", { class: "chat-item" + (c.id === state.chat ? " active" : ""), href: "#/chat/" + c.id, "data-chat": c.id, title: c.id },
       el("span", { class: "chat-name" }, c.title),
+      // An MCP session: the packs it enabled.
+      c.via === "mcp" && c.packs.length ? el("span", { class: "chat-packs muted small" }, c.packs.map(p => p.name).join(", ")) : null,
       el("span", { class: "muted small" }, (c.running ? "running · " : "") + ago(c.updated || c.created))))));
   return list.items;
 }
@@ -598,9 +600,10 @@ function resultLabel(d, isError, content) {
     const why = (d.reason || "").replace(/^capability: denied by gate: /, "");
     return why.startsWith("denied by ") ? "Denied by " + why.slice(10) : "Denied" + (why ? ": " + why : "");
   }
-  const by = "approved by " + d.approver + (d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
+  const by = "approved by " + d.approver + (d.by_attach ? ", by attaching the pack to this chat" : d.remembered ? ", allowed for this chat earlier" : d.verdict === "allow_chat" ? ", allowed for this chat" : "");
   if (d.error_kind === "denied") return "Refused after it was " + by + ": " + errorMessage(content);
-  return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.duration_ms !== undefined ? " in " + d.duration_ms + " ms" : "");
+  // "waited 12 s for you, ran 41 ms": the server says where the time went.
+  return (isError ? "Failed" : "Result") + " (" + by + ")" + (d.timing ? ", " + d.timing : "");
 }
 
 function showResult(card, content, isError, artifacts, d) {
