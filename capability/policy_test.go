@@ -216,6 +216,7 @@ func FuzzPolicy(f *testing.F) {
 	f.Add("[[preapprove]]\npack = \"p\"\ngrants = [\"network=a.example.com,*.b.example.com\"]\n")
 	f.Add("[approval]\nunlisted = \"deny\"\n")
 	f.Add("version = 1\n[packs]\n")
+	f.Add("[roles]\nclaim = \"groups\"\nadmin = [\"a\", \"sub:1\"]\ndefault = \"member\"\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		p, err := capability.ParsePolicy("fuzz.toml", []byte(doc))
 		if err != nil {
