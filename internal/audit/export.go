@@ -51,7 +51,7 @@ func Export(ctx context.Context, db *store.DB, w io.Writer, dir string) (ExportR
 			return res, fmt.Errorf("audit: export: %w", err)
 		}
 		v.step(chained{seq: e.Seq, prev: e.PrevHash, hash: e.Hash, mac: e.MAC,
-			r: row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body}})
+			r: e.row()})
 		res.Rows, last = res.Rows+1, e
 	}
 	res.Report = v.finish()

@@ -27,6 +27,13 @@ type Entry struct {
 	PrevHash   string          `json:"prev_hash"`
 	Hash       string          `json:"hash"`
 	MAC        string          `json:"mac,omitempty"` // HMAC of seq and hash under the audit key; empty before the log was keyed
+	// Person and Issuer name who made the call (an OIDC subject and its
+	// issuer; empty for the token holder), Client what they used ("web",
+	// "cli", "mcp:NAME"); all empty in rows written before packs recorded
+	// them.
+	Person string `json:"person,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 // Filter selects entries; zero fields select everything.
@@ -35,7 +42,8 @@ type Filter struct {
 	Invocation string
 	Since      time.Time
 	Kind       Kind
-	Limit      int // newest Limit rows when > 0, still in seq order
+	Person     string // the rows of this subject (any issuer)
+	Limit      int    // newest Limit rows when > 0, still in seq order
 }
 
 // Entries reads the rows f selects, in seq order.
@@ -55,7 +63,10 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
 		}
-		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit`
+		if f.Person != "" {
+			where, args = append(where, "person = ?"), append(args, f.Person)
+		}
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, person, issuer, client FROM audit`
 		if len(where) > 0 {
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
@@ -72,7 +83,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		for rows.Next() {
 			var e Entry
 			var kind, at, body string
-			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC); err != nil {
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC, &e.Person, &e.Issuer, &e.Client); err != nil {
 				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
 				return
 			}

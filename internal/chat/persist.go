@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/store"
 )
 
 // chatStore keeps chats in the tables of migration 4
@@ -56,25 +57,32 @@ func (c chatStore) write(ctx context.Context, what string, fn func(tx *sql.Tx) e
 
 func stamp3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile) error {
+func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile, o Owner) error {
 	at := stamp3339(now())
 	return c.write(ctx, "create "+id, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens) VALUES(?, ?, ?, ?, ?, ?, ?)`,
-			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens)
+		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens, owner_subject, owner_issuer) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens, o.Subject, o.Issuer)
 		return err
 	})
 }
 
-func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, p Profile, err error) {
-	err = c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens FROM chats WHERE id = ?`, id).
-		Scan(&workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens)
+func (c chatStore) loadChat(ctx context.Context, id string) (workspace string, p Profile, o Owner, err error) {
+	err = c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, owner_subject, owner_issuer FROM chats WHERE id = ?`, id).
+		Scan(&workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &o.Subject, &o.Issuer)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", p, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
+		return "", p, o, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
 	}
 	if err != nil {
-		return "", p, fmt.Errorf("chat: load %s: %w", id, err)
+		return "", p, o, fmt.Errorf("chat: load %s: %w", id, err)
 	}
-	return workspace, p, nil
+	return workspace, p, o, nil
+}
+
+// OwnerOf returns the person chat id belongs to (ErrNotFound when there is
+// no such chat).
+func OwnerOf(ctx context.Context, db *store.DB, id string) (Owner, error) {
+	_, _, o, err := chatStore{db.SQL()}.loadChat(ctx, id)
+	return o, err
 }
 
 // appendMessages stores msgs as the messages numbered from seq on, in one

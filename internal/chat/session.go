@@ -38,6 +38,16 @@ type Options struct {
 	// tools enabled). The MCP server sends notifications/tools/list_changed
 	// from it.
 	OnToolsChanged func()
+	// Owner is the person a new chat belongs to; the zero Owner is the
+	// token holder (packs' single-person mode). A resumed chat keeps its
+	// owner.
+	Owner Owner
+}
+
+// Owner is the person a chat belongs to: an OIDC subject and issuer, both
+// empty for the token holder.
+type Owner struct {
+	Issuer, Subject string
 }
 
 // Profile is an agent's part in a chat (spec 003): its system prompt
@@ -92,6 +102,7 @@ type Session struct {
 	messages []llm.Message
 	noTools  bool
 	client   string // see SetClient
+	owner    Owner  // who the chat belongs to; every call's audit record names them
 	notices  []string
 	limits   llm.Limits // of the provider last used, for enable_tools
 	provider string
@@ -120,17 +131,17 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		if err := os.MkdirAll(s.workspace, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
-		s.profile = opt.Profile
-		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile); err != nil {
+		s.profile, s.owner = opt.Profile, opt.Owner
+		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile, opt.Owner); err != nil {
 			return nil, err
 		}
 	} else {
 		s.id = opt.ID
-		ws, prof, err := s.db.loadChat(ctx, opt.ID)
+		ws, prof, owner, err := s.db.loadChat(ctx, opt.ID)
 		if err != nil {
 			return nil, err
 		}
-		s.profile = prof
+		s.profile, s.owner = prof, owner
 		s.workspace = ws
 		if err := os.MkdirAll(ws, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
@@ -170,6 +181,9 @@ func (s *Session) SetClient(name string) {
 	s.client = name
 	s.mu.Unlock()
 }
+
+// Owner is the person the chat belongs to.
+func (s *Session) Owner() Owner { return s.owner }
 
 // ID is the chat's identifier, for resuming it.
 func (s *Session) ID() string { return s.id }

@@ -81,6 +81,8 @@ var migrations = []migration{
 	{9, "lock_sync", schemaLockSync},
 	{10, "pack_index", schemaPackIndex},
 	{11, "inplace_grants", schemaInPlaceGrants},
+	{12, "reserved", schemaReserved12},
+	{13, "audit_person", schemaPerson},
 }
 
 func (db *DB) migrate(ctx context.Context) error {
