@@ -119,10 +119,11 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		switch {
 		case ok:
 			r = withPerson(r, p)
+		case g.isPublic(r):
 		case err != nil:
 			writeError(w, http.StatusForbidden, codeForbidden, "web: "+err.Error())
 			return
-		case !g.isPublic(r):
+		default:
 			how := "open the address packs serve printed (it ends in ?token=...), or send Authorization: Bearer TOKEN"
 			if g.login != nil {
 				how = "sign in at /auth/login, or send Authorization: Bearer with a token the issuer signed for packs (or packs' own token)"
