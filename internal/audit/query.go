@@ -123,7 +123,11 @@ func WriteText(w io.Writer, entries iter.Seq2[Entry, error]) error {
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "%6d  %s  %-10s  %s  %s\n", e.Seq, e.At.Format(time.RFC3339), e.Kind, subject(e), summary(e)); err != nil {
+		by := ""
+		if e.Person != "" {
+			by = "  (by " + e.Person + " via " + e.Client + ")"
+		}
+		if _, err := fmt.Fprintf(w, "%6d  %s  %-10s  %s  %s%s\n", e.Seq, e.At.Format(time.RFC3339), e.Kind, subject(e), summary(e), by); err != nil {
 			return fmt.Errorf("audit: print: %w", err)
 		}
 	}
