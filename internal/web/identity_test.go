@@ -194,3 +194,21 @@ func TestMemberCannotSeeOthersCall(t *testing.T) {
 		t.Errorf("a member reads the audit: got %d, want 403", got)
 	}
 }
+
+// TestInstallNamesTheAdmin: an admin signed in installs a pack; the
+// install's audit row names them, the web as the client; a member may not
+// install.
+func TestInstallNamesTheAdmin(t *testing.T) {
+	e, op := oidcEnv(t)
+	ada := e.as(op.Token(t, "ada", map[string]any{"groups": []string{"packs-admins"}}))
+	mia := e.as(op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}}))
+	if got := mia.do("POST", "/v1/packs", map[string]any{"path": notesPack}, nil); got != http.StatusForbidden {
+		t.Errorf("a member installs: got %d, want 403", got)
+	}
+	ada.install()
+	var rows struct{ Items []auditRowJSON }
+	ada.must(http.StatusOK, "GET", "/v1/audit?kind=install", nil, &rows)
+	if len(rows.Items) != 1 || rows.Items[0].Person != "ada" || rows.Items[0].Issuer != op.Issuer() || rows.Items[0].Client != "web" {
+		t.Errorf("install rows: %+v", rows.Items)
+	}
+}
