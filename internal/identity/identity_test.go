@@ -125,7 +125,10 @@ func TestLoginCodePKCE(t *testing.T) {
 	p := provider(t, op, "[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\n")
 	l := p.NewLogin()
 	op.SignIn("carol", "carol", "engineering")
-	authURL, state := l.Start("http://127.0.0.1:1/auth/callback")
+	authURL, state, err := l.Start("http://127.0.0.1:1/auth/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
 	u, _ := url.Parse(authURL)
 	if q := u.Query(); q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("state") != state {
 		t.Fatalf("the authorization request lacks PKCE, nonce or state: %s", authURL)
@@ -160,5 +163,35 @@ func TestLoginCodePKCE(t *testing.T) {
 	}
 	if _, ok := l.Session("forged"); ok {
 		t.Error("a forged session id opened a session")
+	}
+}
+
+// TestLoginFlowsBounded: anyone can start a sign-in, so the sign-ins under
+// way are bounded; those past their time make room again.
+func TestLoginFlowsBounded(t *testing.T) {
+	op := identitytest.Start(t)
+	now := time.Now()
+	cfg := op.Config(capability.RoleMap{})
+	cfg.Now = func() time.Time { return now }
+	p, err := identity.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.NewLogin()
+	var n int
+	for ; n < 10000; n++ {
+		if _, _, err := l.Start("http://127.0.0.1:1/auth/callback"); err != nil {
+			if !errors.Is(err, identity.ErrBusy) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if n == 10000 {
+		t.Fatal("10000 sign-ins were started without a bound")
+	}
+	now = now.Add(11 * time.Minute)
+	if _, _, err := l.Start("http://127.0.0.1:1/auth/callback"); err != nil {
+		t.Errorf("after the sign-ins expired: %v", err)
 	}
 }

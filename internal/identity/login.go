@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,6 +19,13 @@ const SessionTTL = 8 * time.Hour
 
 // flowTTL is how long a sign-in may take at the issuer.
 const flowTTL = 10 * time.Minute
+
+// maxFlows bounds the sign-ins under way: anyone can start one, so past
+// it Start refuses (ErrBusy) until some finish or expire.
+const maxFlows = 4096
+
+// ErrBusy: too many sign-ins are under way; try again shortly.
+var ErrBusy = errors.New("identity: too many sign-ins under way")
 
 // Login is the web app's sign-in: the authorization code flow with PKCE
 // (RFC 7636) and a nonce, and the sessions it opens. Sessions live in
@@ -49,14 +57,20 @@ func (p *Provider) NewLogin() *Login {
 // issuer's address to send the browser to, and the state, which the
 // browser must also carry back in a cookie (so that a sign-in started in
 // one browser cannot be finished in another).
-func (l *Login) Start(redirectURL string) (authURL, state string) {
+func (l *Login) Start(redirectURL string) (authURL, state string, err error) {
 	f := flow{verifier: oauth2.GenerateVerifier(), nonce: rand.Text(), redirect: redirectURL, started: l.p.cfg.Now()}
 	state = rand.Text()
 	l.mu.Lock()
 	l.sweep(f.started)
-	l.flows[state] = f
+	full := len(l.flows) >= maxFlows
+	if !full {
+		l.flows[state] = f
+	}
 	l.mu.Unlock()
-	return l.p.OAuth2(redirectURL).AuthCodeURL(state, oauth2.S256ChallengeOption(f.verifier), oidc.Nonce(f.nonce)), state
+	if full {
+		return "", "", ErrBusy
+	}
+	return l.p.OAuth2(redirectURL).AuthCodeURL(state, oauth2.S256ChallengeOption(f.verifier), oidc.Nonce(f.nonce)), state, nil
 }
 
 // Finish ends the sign-in of state with the code the issuer returned: the

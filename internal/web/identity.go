@@ -119,7 +119,12 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, "web: sign-in is not configured: start packs serve with --oidc-issuer, or open the address it printed")
 		return
 	}
-	to, state := s.login.Start(callbackURL(r))
+	to, state, err := s.login.Start(callbackURL(r))
+	if err != nil {
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusTooManyRequests, codeBadRequest, "web: "+err.Error()+": try again in a minute")
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: s.loginCookie, Value: state, Path: "/auth/", MaxAge: 600, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, to, http.StatusSeeOther)
