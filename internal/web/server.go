@@ -5,10 +5,12 @@
 //
 // The API is JSON under /v1. Every error is {"error": {"code", "message",
 // "status"}}. The server binds to loopback unless told otherwise and always
-// has a token: every /v1 request but GET /v1/status must carry it (as a
-// bearer token, or in the cookie that opening the printed address sets),
-// on loopback too, so that a tool allowed to reach 127.0.0.1 cannot change
-// grants or approvals. It answers only to allowlisted Host and Origin
+// has a token: every /v1 request but the public ones (GET /v1/status and
+// GET /v1/openapi.json) must carry it (as a bearer token, or in the cookie
+// that opening the printed address sets), on loopback too, so that a tool
+// allowed to reach 127.0.0.1 cannot change grants or approvals. With an
+// OIDC issuer (Config.OIDC), people sign in instead (identity.go): each
+// route declares its roles, and a chat is its owner's. It answers only to allowlisted Host and Origin
 // headers (DNS rebinding), and refuses cross-origin state changes (CSRF).
 // The UI is plain HTML, CSS and JavaScript embedded in the binary.
 package web
