@@ -73,7 +73,8 @@ func (s *Server) allow(rt route) http.HandlerFunc {
 }
 
 // chatOfRoute returns, for a route that acts on one chat or on something
-// waiting in one (a call, a question, a parameter form), how to find that
+// waiting in one (a call, a question, a parameter form, a call an MCP
+// session queued), how to find that
 // chat from a request; nil for the other routes. false: nothing of that
 // id exists (the handler says so).
 func (s *Server) chatOfRoute(pattern string) func(*http.Request) (string, bool) {
@@ -87,12 +88,18 @@ func (s *Server) chatOfRoute(pattern string) func(*http.Request) (string, bool) 
 		return func(r *http.Request) (string, bool) { return s.pending.chatOf(r.PathValue("id")) }
 	case strings.HasPrefix(path, "/v1/questions/{id}/"):
 		return func(r *http.Request) (string, bool) { return s.questions.chatOf(r.PathValue("id")) }
+	case strings.HasPrefix(path, "/v1/queue/{id}/"):
+		return func(r *http.Request) (string, bool) {
+			q, err := s.cfg.Chat.Store.Queued(r.Context(), r.PathValue("id"))
+			return q.Chat, err == nil
+		}
 	}
 	return nil
 }
 
 // canSee reports whether p may see chat id: theirs, or p is an admin. A
-// chat that does not exist is seen (the handler says it does not).
+// chat that does not exist (or cannot be read) is no one's but an
+// admin's: it answers 404 either way.
 func (s *Server) canSee(ctx context.Context, p identity.Person, id string) bool {
 	if p.Roles.Has(admin) {
 		return true
@@ -106,7 +113,7 @@ func (s *Server) canSee(ctx context.Context, p identity.Person, id string) bool 
 	} else {
 		var err error
 		if o, err = chat.OwnerOf(ctx, s.cfg.App.DB, id); err != nil {
-			return errors.Is(err, chat.ErrNotFound)
+			return false
 		}
 	}
 	return p.Owns(o.Issuer, o.Subject)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/packs-run/packs/internal/identity"
 	"github.com/packs-run/packs/internal/identity/identitytest"
 	"github.com/packs-run/packs/internal/llm/llmtest"
+	"github.com/packs-run/packs/internal/store"
 )
 
 // oidcEnv is a server whose people sign in at a real OpenID provider
@@ -211,4 +213,50 @@ func TestInstallNamesTheAdmin(t *testing.T) {
 	if len(rows.Items) != 1 || rows.Items[0].Person != "ada" || rows.Items[0].Issuer != op.Issuer() || rows.Items[0].Client != "web" {
 		t.Errorf("install rows: %+v", rows.Items)
 	}
+}
+
+// TestQueueIsTheOwners: a call an MCP session of mia's queued for a person
+// is listed and decided by mia (or an admin), not by another member; one
+// queued outside any chat is an admin's alone.
+func TestQueueIsTheOwners(t *testing.T) {
+	e, op := oidcEnv(t)
+	mia := e.as(op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}}))
+	bob := e.as(op.Token(t, "bob", map[string]any{"groups": []string{"engineering"}}))
+	var c chatJSON
+	mia.must(http.StatusCreated, "POST", "/v1/chats", nil, &c)
+	now := time.Now()
+	for id, chatID := range map[string]string{"inv_mia": c.ID, "inv_none": ""} {
+		if err := e.app.DB.Enqueue(context.Background(), store.QueuedCall{ID: id, Chat: chatID, Client: "mcp:claude-ai", Tool: "read_file", Class: "read_file",
+			Arguments: []byte(`{}`), Created: now, Expires: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(e *env) []string {
+		var q struct{ Items []store.QueuedCall }
+		e.must(http.StatusOK, "GET", "/v1/queue", nil, &q)
+		var out []string
+		for _, it := range q.Items {
+			out = append(out, it.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := ids(bob); len(got) != 0 {
+		t.Errorf("bob's queue: %v", got)
+	}
+	if got := ids(mia); !slices.Equal(got, []string{"inv_mia"}) {
+		t.Errorf("mia's queue: %v", got)
+	}
+	if got := ids(e); !slices.Equal(got, []string{"inv_mia", "inv_none"}) {
+		t.Errorf("the admin's queue: %v", got)
+	}
+	for _, id := range []string{"inv_mia", "inv_none"} {
+		if got := bob.do("POST", "/v1/queue/"+id+"/approve", nil, nil); got != http.StatusNotFound {
+			t.Errorf("bob approves %s: got %d, want 404", id, got)
+		}
+	}
+	if got := mia.do("POST", "/v1/queue/inv_none/approve", nil, nil); got != http.StatusNotFound {
+		t.Errorf("mia approves a call outside her chats: got %d, want 404", got)
+	}
+	mia.must(http.StatusOK, "POST", "/v1/queue/inv_mia/approve", nil, nil)
 }

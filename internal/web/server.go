@@ -288,7 +288,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET /v1/audit", admin | auditor, s.audit},
 		{"GET /v1/audit/verify", admin | auditor, s.verifyAudit},
 
-		{"GET /v1/queue", admin, s.listQueue}, {"POST /v1/queue/{id}/approve", admin, s.approveQueued}, {"POST /v1/queue/{id}/deny", admin, s.denyQueued}, // queue.go
+		{"GET /v1/queue", people, s.listQueue}, {"POST /v1/queue/{id}/approve", people, s.approveQueued}, {"POST /v1/queue/{id}/deny", people, s.denyQueued}, // queue.go
 	}
 }
 
