@@ -82,7 +82,7 @@ func TestMCPWithOIDC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("an auditor cannot even connect: %v", err)
 	}
-	if _, err := aud.ListTools(ctx, nil); err == nil || !strings.Contains(err.Error(), "needs the role") {
+	if _, err := aud.ListTools(ctx, nil); err == nil || !strings.Contains(err.Error(), "needs one of the roles") {
 		t.Errorf("an auditor lists tools: %v", err)
 	}
 	if _, err := aud.CallTool(ctx, &mcp.CallToolParams{Name: "enable_tools", Arguments: map[string]any{"pack_id": "echo-pack"}}); err == nil {

@@ -49,7 +49,7 @@ func (c *conn) allowed(method string) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("packs: method %s is not served (it has no role)", method)}
 	}
 	if !c.person.Roles.Has(want) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("packs: %s needs the role %s; %s holds %s: ask an admin, or have the policy's [roles] give it", method, want, c.person.Name, c.person.Roles)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("packs: %s needs one of the roles %s; %s holds %s: ask an admin, or have the policy's [roles] give it", method, want, c.person.Name, c.person.Roles)}
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (s *Server) allow(rt route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, _ := personOf(r)
 		if !p.Roles.Has(rt.roles) {
-			writeError(w, http.StatusForbidden, codeForbidden, "web: "+rt.pattern+" needs the role "+rt.roles.String()+"; "+p.Name+" holds "+p.Roles.String()+": ask an admin, or have the policy's [roles] give it")
+			writeError(w, http.StatusForbidden, codeForbidden, "web: "+rt.pattern+" needs one of the roles "+rt.roles.String()+"; "+p.Name+" holds "+p.Roles.String()+": ask an admin, or have the policy's [roles] give it")
 			return
 		}
 		if chatOf != nil {
