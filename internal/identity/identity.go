@@ -189,6 +189,11 @@ func (p *Provider) Verify(ctx context.Context, raw string) (Person, error) {
 
 // person reads the person and their roles from a verified token.
 func (p *Provider) person(tok *oidc.IDToken) (Person, error) {
+	if tok.Subject == "" {
+		// Chats and audit rows are keyed by the subject: a token without
+		// one names nobody.
+		return Person{}, fmt.Errorf("%w: the token has no subject (sub)", ErrUnauthenticated)
+	}
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
 		return Person{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)

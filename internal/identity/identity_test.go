@@ -54,6 +54,7 @@ func TestVerifyBearer(t *testing.T) {
 		"wrong issuer":   op.Token(t, "alice", map[string]any{"roles": "member", "iss": other.Issuer()}),
 		"foreign key":    op.Forged(t, "alice", map[string]any{"roles": "member"}),
 		"not a JWT":      "alice",
+		"no subject":     op.Token(t, "", map[string]any{"roles": "admin", "sub": nil}),
 	} {
 		if _, err := p.Verify(context.Background(), tok); !errors.Is(err, identity.ErrUnauthenticated) {
 			t.Errorf("%s: got %v, want ErrUnauthenticated", name, err)
