@@ -119,6 +119,17 @@ func (s *Server) canSee(ctx context.Context, p identity.Person, id string) bool 
 	return p.Owns(o.Issuer, o.Subject)
 }
 
+// policy shows the enterprise policy in effect: an admin's view.
+func (s *Server) policy(w http.ResponseWriter, r *http.Request) {
+	pol := s.cfg.Chat.Pipeline.Policy()
+	text, err := pol.Format()
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"source": pol.Source(), "effective": text})
+}
+
 // signIn starts the web sign-in: the browser goes to the issuer, with the
 // sign-in's state in a cookie too, so that only this browser can finish it.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +23,11 @@ import (
 func oidcEnv(t *testing.T) (*env, *identitytest.OP) {
 	t.Helper()
 	op := identitytest.Start(t)
-	pol, err := capability.ParsePolicy("policy.toml", []byte(identityPolicy))
+	file := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(file, []byte(identityPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := capability.LoadPolicy(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +35,7 @@ func oidcEnv(t *testing.T) (*env, *identitytest.OP) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnv(t, envOptions{oidc: p}), op
+	return newEnv(t, envOptions{oidc: p, policy: file}), op
 }
 
 const identityPolicy = "[roles]\nclaim = \"groups\"\nadmin = [\"packs-admins\"]\nmember = [\"engineering\"]\nauditor = [\"security\"]\n"
@@ -259,4 +265,18 @@ func TestQueueIsTheOwners(t *testing.T) {
 		t.Errorf("mia approves a call outside her chats: got %d, want 404", got)
 	}
 	mia.must(http.StatusOK, "POST", "/v1/queue/inv_mia/approve", nil, nil)
+}
+
+// TestPolicyView: an admin reads the policy in effect, [roles] included;
+// a member may not (TestRouteRoles covers every role).
+func TestPolicyView(t *testing.T) {
+	e, op := oidcEnv(t)
+	var pol struct{ Source, Effective string }
+	e.as(op.Token(t, "ada", map[string]any{"groups": []string{"packs-admins"}})).must(http.StatusOK, "GET", "/v1/policy", nil, &pol)
+	if !strings.HasSuffix(pol.Source, "policy.toml") || !strings.Contains(pol.Effective, "[roles]") || !strings.Contains(pol.Effective, "packs-admins") {
+		t.Errorf("the policy view: %+v", pol)
+	}
+	if got := e.as(op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}})).do("GET", "/v1/policy", nil, nil); got != http.StatusForbidden {
+		t.Errorf("a member reads the policy: got %d, want 403", got)
+	}
 }

@@ -261,6 +261,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST /v1/packs/{name}/grants", admin, s.grant},
 		{"DELETE /v1/packs/{name}/grants/{capability}", admin, s.revoke},
 		{"POST /v1/packs/{name}/calls", people, s.runByHand},
+		{"GET /v1/policy", admin, s.policy},
 		{"GET /v1/review", admin, s.listReview}, {"POST /v1/packs/{name}/grants/{capability}/keep", admin, s.keepGrant}, // review.go
 
 		{"GET /v1/chats", people, s.listChats},
