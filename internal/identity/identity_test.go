@@ -14,7 +14,7 @@ import (
 	"github.com/packs-run/packs/internal/identity/identitytest"
 )
 
-func provider(t *testing.T, op *identitytest.OP, policy string) *identity.Provider {
+func provider(t testing.TB, op *identitytest.OP, policy string) *identity.Provider {
 	t.Helper()
 	var roles capability.RoleMap
 	if policy != "" {
