@@ -26,6 +26,7 @@ func TestBrowserSignIn(t *testing.T) {
 	b.step("follow Sign in", chromedp.Navigate(href), chromedp.WaitVisible(chromedp.CSS("#person")))
 	b.poll("signed in as mia, a member", `document.querySelector("#person").textContent === "signed in as mia (member)"`)
 	b.poll("the banner is gone", `document.querySelector("#banner").hidden`)
+	b.poll("a member sees no Audit page", `document.querySelector("#nav-audit").hidden && !document.querySelector("#nav-packs").hidden`)
 	if loc := must(t, b.ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(loc, "code=") || strings.Contains(loc, "state=") {
 		t.Errorf("the code stayed in the address: %s", loc)
 	}

@@ -126,6 +126,11 @@ async function loadStatus() {
   // Signed in with OIDC: who, and in which roles (the token holder is not named).
   const who = state.status.person;
   $("#person").textContent = who && who.subject ? "signed in as " + who.name + " (" + who.roles.join(", ") + ")" : "";
+  // Show only the pages the person's roles open (the server refuses the rest).
+  const roles = (who && who.roles) || [];
+  const can = (...want) => want.some(r => roles.includes(r));
+  $("#nav-audit").hidden = !can("admin", "auditor");
+  for (const v of ["chat", "agents", "packs", "settings"]) $("#nav-" + v).hidden = !can("admin", "member");
   // Listening beyond loopback: whoever reaches the port with the token acts as you.
   const l = state.status.listen;
   $("#exposed").hidden = !l.beyond_loopback;
