@@ -151,9 +151,28 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the issuer %s: %w", ErrConfig, cfg.Issuer, err)
 	}
-	return &Provider{cfg: cfg, provider: p, verifier: p.Verifier(&oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now}),
-		cache: tokenCache{m: map[[32]byte]cached{}}}, nil
+	var disc struct {
+		JWKS string   `json:"jwks_uri"`
+		Algs []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := p.Claims(&disc); err != nil || disc.JWKS == "" {
+		return nil, fmt.Errorf("%w: the issuer %s names no jwks_uri: %v", ErrConfig, cfg.Issuer, err)
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	// Only asymmetric algorithms go-oidc checks: never "none" or an HMAC
+	// whose key would be the client secret. None listed: RS256 alone.
+	algs := slices.DeleteFunc(disc.Algs, func(a string) bool { return !slices.Contains(signingAlgs, a) })
+	keys := &issuerKeys{url: disc.JWKS, client: client, now: cfg.Now}
+	verifier := oidc.NewVerifier(cfg.Issuer, keys, &oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now, SupportedSigningAlgs: algs})
+	return &Provider{cfg: cfg, provider: p, verifier: verifier, cache: tokenCache{m: map[[32]byte]cached{}}}, nil
 }
+
+// signingAlgs are the token signatures packs accepts, as the issuer lists
+// them: go-oidc's asymmetric algorithms.
+var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
 // Issuer is the issuer's URL.
 func (p *Provider) Issuer() string { return p.cfg.Issuer }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,3 +198,48 @@ func TestLoginFlowsBounded(t *testing.T) {
 		t.Errorf("after the sign-ins expired: %v", err)
 	}
 }
+
+// TestKeysFetchedAtMostEvery30s: a token no known key checks makes packs
+// fetch the issuer's keys again (they may have rotated), but anyone can
+// send one: a flood of forged tokens fetches them at most once per 30
+// seconds, and a genuine token still passes meanwhile.
+func TestKeysFetchedAtMostEvery30s(t *testing.T) {
+	op := identitytest.Start(t)
+	var fetches atomic.Int32
+	now := time.Now()
+	cfg := op.Config(capability.RoleMap{})
+	cfg.Now = func() time.Time { return now }
+	cfg.HTTPClient = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		if strings.HasSuffix(r.URL.Path, "/jwks.json") {
+			fetches.Add(1)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	p, err := identity.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Verify(context.Background(), op.Token(t, "alice", map[string]any{"roles": "member"})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if _, err := p.Verify(context.Background(), op.Forged(t, "mallory", map[string]any{"roles": "admin", "jti": i})); !errors.Is(err, identity.ErrUnauthenticated) {
+			t.Fatalf("forged token %d: %v", i, err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the keys were fetched %d times for one genuine and 50 forged tokens, want 1", n)
+	}
+	if _, err := p.Verify(context.Background(), op.Token(t, "bob", map[string]any{"roles": "member"})); err != nil {
+		t.Errorf("a genuine token among the forged: %v", err)
+	}
+	now = now.Add(31 * time.Second)
+	p.Verify(context.Background(), op.Forged(t, "mallory", map[string]any{"roles": "admin"}))
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("after 30 s the keys were fetched %d times in all, want 2", n)
+	}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -19,6 +19,7 @@ import (
 // OP is a running OpenID provider.
 type OP struct {
 	*mockoidc.MockOIDC
+	foreign *mockoidc.Keypair // Forged's key, made on first use
 }
 
 // Start runs an OP on loopback until the test ends.
@@ -29,7 +30,7 @@ func Start(t testing.TB) *OP {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Shutdown() })
-	return &OP{m}
+	return &OP{MockOIDC: m}
 }
 
 // Config is the identity configuration of a client of this OP.
@@ -48,11 +49,14 @@ func (op *OP) Token(t testing.TB, subject string, extra map[string]any) string {
 // Forged is Token signed by a key the OP does not hold.
 func (op *OP) Forged(t testing.TB, subject string, extra map[string]any) string {
 	t.Helper()
-	kp, err := mockoidc.RandomKeypair(2048)
-	if err != nil {
-		t.Fatal(err)
+	if op.foreign == nil {
+		kp, err := mockoidc.RandomKeypair(2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.foreign = kp
 	}
-	return op.sign(t, kp, subject, extra)
+	return op.sign(t, op.foreign, subject, extra)
 }
 
 func (op *OP) sign(t testing.TB, kp *mockoidc.Keypair, subject string, extra map[string]any) string {
