@@ -102,3 +102,56 @@ func TestMCPWithOIDC(t *testing.T) {
 		t.Errorf("packs' token: status %d (%s)", code, body)
 	}
 }
+
+// TestMCPSessionIsItsPersons: a session opened with mia's token cannot be
+// used with bob's (the SDK ties it to the bearer's UserID).
+func TestMCPSessionIsItsPersons(t *testing.T) {
+	e := newEnv(t, autoApproveEcho)
+	op := identitytest.Start(t)
+	pol, err := capability.ParsePolicy("policy.toml", []byte("[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken, OIDC: p})
+	send := func(token, session, body string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, h.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		return http.DefaultClient.Do(req)
+	}
+	mia := op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}})
+	bob := op.Token(t, "bob", map[string]any{"groups": []string{"engineering"}})
+	res, err := send(mia, "", initializeBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	sid := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize as mia: %d, session %q", res.StatusCode, sid)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	if res, err = send(bob, sid, list); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		t.Errorf("bob used mia's session: %d", res.StatusCode)
+	}
+	if res, err = send(mia, sid, list); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("mia's own session: %d", res.StatusCode)
+	}
+}
