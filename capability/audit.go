@@ -30,6 +30,7 @@ type Artifact struct {
 type CallRecord struct {
 	Invocation, Chat, Pack, Tool string
 	Client                       string // the MCP client or web session that made the call
+	Person, Issuer               string // the OIDC subject and issuer who made it; empty for the token holder
 	Arguments                    json.RawMessage
 	Output                       []byte
 	Approver                     string

@@ -389,6 +389,9 @@ type Exercise struct {
 	Layer      Layer // who said no, for a denial
 	Reason     string
 	Time       time.Time
+	// Person, Issuer and Client say who made the call (CallRecord's);
+	// the pipeline fills them in.
+	Person, Issuer, Client string
 }
 
 // Record turns a decision into the exercise to record.

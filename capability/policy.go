@@ -65,8 +65,10 @@ type Policy struct {
 	confinement    Confinement  // [exec] confinement; "" is ConfinementRequired
 	reviewAfter    time.Duration
 	reviewLapse    bool
-	reviewRaw      string      // [review] after as written
-	discoverOff    discoverOff // [discover]: the usual skill folders switched off
+	reviewRaw      string       // [review] after as written
+	discoverOff    discoverOff  // [discover]: the usual skill folders switched off
+	roles          RoleMap      // [roles] parsed (policy_roles.go)
+	rolesRaw       rolesSection // [roles] as written, for Format
 }
 
 type preapproval struct {
@@ -87,6 +89,7 @@ type policyFile struct {
 	Exec       execSection      `toml:"exec,omitempty"`
 	Review     reviewSection    `toml:"review,omitempty"`
 	Discover   discoverSection  `toml:"discover,omitempty"`
+	Roles      rolesSection     `toml:"roles,omitempty"`
 }
 
 // execSection is [exec]: how native commands must be confined.
@@ -273,6 +276,9 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 		return nil, err
 	}
 	p.parseDiscover(&f.Discover)
+	if err := p.parseRoles(&f.Roles, fail); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -730,6 +736,7 @@ func (p *Policy) Format() (string, error) {
 	f.Trust = p.trust
 	f.Review = reviewSection{After: p.reviewRaw, Lapse: p.reviewLapse}
 	f.Discover = p.discoverOff.section()
+	f.Roles = p.rolesRaw
 	out, err := toml.Marshal(f)
 	if err != nil {
 		return "", fmt.Errorf("capability: formatting the policy: %w", err)

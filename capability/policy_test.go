@@ -216,6 +216,7 @@ func FuzzPolicy(f *testing.F) {
 	f.Add("[[preapprove]]\npack = \"p\"\ngrants = [\"network=a.example.com,*.b.example.com\"]\n")
 	f.Add("[approval]\nunlisted = \"deny\"\n")
 	f.Add("version = 1\n[packs]\n")
+	f.Add("[roles]\nclaim = \"groups\"\nadmin = [\"a\", \"sub:1\"]\ndefault = \"member\"\n")
 	f.Fuzz(func(t *testing.T, doc string) {
 		p, err := capability.ParsePolicy("fuzz.toml", []byte(doc))
 		if err != nil {
@@ -286,5 +287,47 @@ func TestPolicyDocExample(t *testing.T) {
 	}
 	if err := p.Blocked(capability.PackRef{Name: "evil-pack"}); !errors.Is(err, capability.ErrBlocked) {
 		t.Errorf("evil-pack is not blocked: %v", err)
+	}
+}
+
+// TestPolicyRoles: [roles] maps claim values and subjects to the roles of
+// packs serve; a wrong entry is an error at its line; no [roles] maps the
+// claim "roles" with no default.
+func TestPolicyRoles(t *testing.T) {
+	p := mustPolicy(t, "[roles]\nclaim = \"groups\"\nadmin = [\"packs-admins\", \"sub:1234\"]\nauditor = [\"security\"]\ndefault = \"member\"\n")
+	got := p.Roles()
+	if got.Claim != "groups" || got.Default != capability.RoleMember || len(got.Lists[capability.RoleAdmin]) != 2 || got.Lists[capability.RoleAuditor][0] != "security" || got.Lists[capability.RoleMember] != nil {
+		t.Errorf("Roles() = %+v", got)
+	}
+	got.Lists[capability.RoleAdmin][0] = "everyone"
+	if p.Roles().Lists[capability.RoleAdmin][0] != "packs-admins" {
+		t.Error("Roles() hands out the policy's own lists")
+	}
+	out, err := p.Format()
+	if err != nil || !strings.Contains(out, "[roles]") || !strings.Contains(out, "packs-admins") {
+		t.Errorf("Format() = %q, %v: the roles are not shown", out, err)
+	}
+	var none *capability.Policy
+	if r := none.Roles(); r.Claim != "roles" || r.Default != "" || len(r.Lists) != 0 {
+		t.Errorf("nil policy Roles() = %+v", r)
+	}
+	if r := mustPolicy(t, "version = 1\n").Roles(); r.Claim != "roles" || r.Default != "" || len(r.Lists) != 0 {
+		t.Errorf("no [roles]: Roles() = %+v", r)
+	}
+	for _, tt := range []struct {
+		doc  string
+		line int
+	}{
+		{"[roles]\ndefault = \"owner\"\n", 2},
+		{"[roles]\nadmin = [\"a\", \"\"]\n", 2},
+		{"[roles]\nmember = [\n\"a\",\n\"sub:\",\n]\n", 4},
+		{"[roles]\nclaim = \"my groups\"\n", 2},
+		{"[roles]\nviewer = [\"a\"]\n", 2},
+	} {
+		_, err := capability.ParsePolicy("policy.toml", []byte(tt.doc))
+		var pe *capability.PolicyError
+		if !errors.As(err, &pe) || pe.Line != tt.line {
+			t.Errorf("%q: got %v, want a policy error at line %d", tt.doc, err, tt.line)
+		}
 	}
 }

@@ -96,6 +96,10 @@ type Request struct {
 	Chat string
 	// Client names who made the call, for the audit log (an MCP client).
 	Client string
+	// Person and Issuer name the person who made the call (an OIDC
+	// subject and its issuer), for the audit log; empty for the token
+	// holder and the person at the terminal.
+	Person, Issuer string
 	// Pack is the pack whose tool runs, or under whose grant a Builtin
 	// runs; Ref names it for grants and policy, with Ref.Digest its
 	// packs.lock integrity (empty for a pack run from a folder).
@@ -129,6 +133,11 @@ type Request struct {
 	// call (an unknown tool, arguments that are not JSON): the pipeline
 	// records it as the call's outcome and runs nothing.
 	Invalid error
+}
+
+// who is who made the call, as each of its exercises records it.
+func (r Request) who() capability.Exercise {
+	return capability.Exercise{Person: r.Person, Issuer: r.Issuer, Client: r.Client}
 }
 
 // Builtin is a front end's own tool, run by the host: it still goes through
@@ -199,7 +208,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	rec := capability.CallRecord{Invocation: o.Invocation, Chat: req.Chat, Client: req.Client, Pack: req.Ref.Name, Arguments: args, Started: o.Started}
+	rec := capability.CallRecord{Invocation: o.Invocation, Chat: req.Chat, Client: req.Client, Person: req.Person, Issuer: req.Issuer, Pack: req.Ref.Name, Arguments: args, Started: o.Started}
 	o.Output, o.Result, o.Err = p.call(ctx, req, args, &o, &rec)
 	o.Finished = time.Now()
 	o.Status = StatusOf(o.Err)
@@ -349,7 +358,9 @@ func (p *Pipeline) checkBuiltin(req Request, preview capability.Grant, id string
 		if d.Allowed() {
 			continue
 		}
-		if err := p.cfg.Audit.RecordExercise(d.Record(req.Ref.Name, req.Builtin.Name, id)); err != nil {
+		e := d.Record(req.Ref.Name, req.Builtin.Name, id)
+		e.Person, e.Issuer, e.Client = req.Person, req.Issuer, req.Client
+		if err := p.cfg.Audit.RecordExercise(e); err != nil {
 			return fmt.Errorf("runtime: audit: %w", err)
 		}
 		return d.Err()
@@ -414,7 +425,7 @@ func (p *Pipeline) callContext(ctx context.Context, req Request, g capability.Gr
 // invoke (and builtin), on what is about to run.
 func (p *Pipeline) run(ctx context.Context, req Request, tool *packs.Tool, args json.RawMessage, ap capability.Approval, g capability.Grant, o *Outcome) (out json.RawMessage, res Result, err error) {
 	var done func(Writes) []capability.Artifact
-	wrote := &writeLog{Recorder: p.cfg.Audit, workspace: workspaceRoots(req.Workspace), w: Writes{any: tool == nil}}
+	wrote := &writeLog{Recorder: p.cfg.Audit, who: req.who(), workspace: workspaceRoots(req.Workspace), w: Writes{any: tool == nil}}
 	if req.Observe != nil {
 		done = req.Observe()
 	}

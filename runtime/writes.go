@@ -38,12 +38,14 @@ func (w Writes) Wrote(rel string) bool {
 // meanwhile.
 type writeLog struct {
 	capability.Recorder
-	workspace []string // the workspace, as given and with symlinks resolved
+	who       capability.Exercise // the call's Person, Issuer and Client, stamped on each exercise
+	workspace []string            // the workspace, as given and with symlinks resolved
 	mu        sync.Mutex
 	w         Writes
 }
 
 func (l *writeLog) RecordExercise(e capability.Exercise) error {
+	e.Person, e.Issuer, e.Client = l.who.Person, l.who.Issuer, l.who.Client
 	if e.Allowed {
 		l.mu.Lock()
 		switch e.Capability {

@@ -17,17 +17,19 @@ import (
 
 func (c *cli) auditCommand() *cobra.Command {
 	var asJSON bool
-	var pack, since string
+	var pack, since, person string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "audit [--json] [--pack P] [--since T] [--limit N] | audit verify | audit export",
+		Use:   "audit [--json] [--pack P] [--person SUB] [--since T] [--limit N] | audit verify | audit export",
 		Short: "Read the audit log, verify it has not been tampered with, or export it",
 		Long: `audit prints the audit log: one row per tool call (who approved it, how it
 ended) and one per capability exercise (a file opened, a host contacted, a
 variable read, a command run), allowed or denied. --json prints one JSON
 object per line (JSONL), with the hashes and MACs that chain the rows.
 --since takes a time (2025-01-02T15:04:05Z), a date (2025-01-02) or a
-duration (24h).
+duration (24h). --person takes the subject of a person signed in with OIDC
+(packs serve --oidc-issuer): each row names who made the call and with
+what (web, cli, mcp:NAME).
 
 audit verify walks the chain and says where it breaks: which seq, and
 whether a row was edited, deleted, reordered or forged. audit export writes
@@ -35,7 +37,7 @@ the whole log as JSONL for a collector and records a checkpoint.
 docs/audit.md says what verify proves, and against whom.`,
 		Args: nargs(0, 0, "no arguments (or the subcommand verify or export)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := audit.Filter{Pack: pack, Limit: limit}
+			f := audit.Filter{Pack: pack, Person: person, Limit: limit}
 			if since != "" {
 				t, err := audit.ParseSince(since, time.Now())
 				if err != nil {
@@ -61,6 +63,7 @@ docs/audit.md says what verify proves, and against whom.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line (JSONL)")
 	cmd.Flags().StringVar(&pack, "pack", "", "only rows of this pack")
+	cmd.Flags().StringVar(&person, "person", "", "only rows of this signed-in person (their OIDC subject)")
 	cmd.Flags().StringVar(&since, "since", "", "only rows at or after this time, date or duration ago")
 	cmd.Flags().IntVar(&limit, "limit", 0, "only the newest N rows")
 	cmd.AddCommand(c.auditVerifyCommand(), c.auditExportCommand())

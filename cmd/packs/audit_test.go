@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/store"
 )
 
@@ -142,5 +144,45 @@ func TestAuditKeyFileErrors(t *testing.T) {
 		if line := withHome(t, home, args...).mustCode(t, exitFailure).oneLineError(t); !strings.Contains(line, key) || !strings.Contains(line, "missing") {
 			t.Errorf("%v without the key: %q", args, line)
 		}
+	}
+}
+
+// TestAuditPerson: packs audit --person prints only the rows of that
+// signed-in person, each naming them, the issuer and the client; the
+// chain still verifies with them in it.
+func TestAuditPerson(t *testing.T) {
+	home := auditHome(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(home, "packs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := audit.Open(ctx, db, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"mia", "bob", "mia"} {
+		if err := l.RecordCall(ctx, capability.CallRecord{Invocation: "inv-" + who, Pack: "weather", Tool: "forecast", Client: "web", Person: who, Issuer: "https://idp.example"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	db.Close()
+	r := withHome(t, home, "audit", "--person", "mia", "--json").mustCode(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit --person mia --json: %d rows\n%s", len(lines), r.stdout)
+	}
+	for _, line := range lines {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Person != "mia" || e.Issuer != "https://idp.example" || e.Client != "web" {
+			t.Errorf("row %s: %+v %v", line, e, err)
+		}
+	}
+	if out := withHome(t, home, "audit", "--person", "mia").mustCode(t, 0).stdout; strings.Count(out, "(by mia via web)") != 2 || strings.Contains(out, "bob") {
+		t.Errorf("audit --person mia:\n%s", out)
+	}
+	if v := verifyOut(t, home, 0); !v.OK || v.Rows != 7 {
+		t.Errorf("verify: %+v", v)
 	}
 }

@@ -85,7 +85,7 @@ func (c *cli) completeChats(cmd *cobra.Command, _ []string, prefix string) ([]co
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	defer a.Close()
-	chats, err := chat.List(ctx, a.DB, 50)
+	chats, err := chat.List(ctx, a.DB, 50, nil)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -27,6 +27,7 @@ func (c *cli) mcpCommand() *cobra.Command {
 		only       []string
 		timeout    time.Duration
 		flat       []string
+		oidc       oidcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp [--http ADDR] [--tools PACK,...]",
@@ -95,6 +96,9 @@ on loopback unless ADDR names another host.`,
 				return attach, nil
 			}
 			cfg := mcpserver.Config{Chat: deps, Tools: flat, Version: version(), Logger: a.Logger, ApprovalTimeout: timeout}
+			if httpAddr == "" && oidc.issuer != "" {
+				return usageError("mcp: --oidc-issuer signs people in over HTTP: add --http ADDR")
+			}
 			if httpAddr == "" {
 				cfg.Prepare = prepare
 				srv, err := mcpserver.New(cfg)
@@ -114,7 +118,11 @@ on loopback unless ADDR names another host.`,
 			if err != nil {
 				return err
 			}
-			h, err := srv.Listen(mcpserver.HTTPConfig{Addr: httpAddr, AllowedHosts: allowHosts, Token: token})
+			signIn, err := oidc.provider(ctx, a)
+			if err != nil {
+				return err
+			}
+			h, err := srv.Listen(mcpserver.HTTPConfig{Addr: httpAddr, AllowedHosts: allowHosts, Token: token, OIDC: signIn})
 			if err != nil {
 				return err
 			}
@@ -126,6 +134,7 @@ on loopback unless ADDR names another host.`,
 		},
 	}
 	f := cmd.Flags()
+	oidc.add(f)
 	f.StringVar(&httpAddr, "http", "", "serve Streamable HTTP on ADDR (host:port; a bare :port means 127.0.0.1), e.g. 127.0.0.1:7777")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also accept this Host header (a name or IP, e.g. one a proxy forwards); repeatable")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+" or $"+tokenEnv+", else <home>/token, else a fresh one)")

@@ -29,6 +29,7 @@ func (c *cli) serveCommand() *cobra.Command {
 		allowHosts []string
 		tokenFile  string
 		flags      llm.Config
+		oidc       oidcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr ADDR]",
@@ -45,6 +46,15 @@ it (http://127.0.0.1:7777/?token=...); opening that address puts the token
 in a cookie and drops it from the address. Scripts send it as
 "Authorization: Bearer TOKEN". To choose the token, set $` + serveTokenEnv + `,
 pass --token-file FILE, or put it in <home>/token (mode 0600).
+
+With --oidc-issuer URL, people sign in at that OpenID issuer instead: the
+web app at /auth/login (authorization code with PKCE), API clients with a
+bearer JWT the issuer signed for packs' client id. The policy's [roles]
+maps their claims to admin, member and auditor, and each person's chats
+and calls are their own. The client id and secret come from the secret
+store (packs secret set oidc-client-id, oidc-client-secret) or from
+--oidc-client-id-file and --oidc-client-secret-file. The token still
+admits its holder, in every role.
 
 It listens on loopback unless ADDR names another host. The model is set on
 the app's Settings page (saved in <home>/model.json, its API key in the
@@ -73,9 +83,13 @@ still run by hand.`,
 			if err != nil {
 				return err
 			}
+			signIn, err := oidc.provider(ctx, a)
+			if err != nil {
+				return err
+			}
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
 				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure, ResolveModel: resolve,
-				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}})
+				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}, OIDC: signIn})
 			if err != nil {
 				return err
 			}
@@ -101,6 +115,9 @@ still run by hand.`,
 			// The warning comes first: the address line is the last one a
 			// person (or a script waiting for it) reads before the server runs.
 			sayReach(c.stderr, reach, "--addr", page)
+			if signIn != nil {
+				fmt.Fprintf(c.stderr, "packs: people sign in at %s: http://%s/auth/login\n", signIn.Issuer(), reach.OpenAt[0])
+			}
 			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page(reach.OpenAt[0]), what)
 			return srv.Serve(ctx, ln)
 		},
@@ -113,6 +130,7 @@ still run by hand.`,
 	f.StringVar(&flags.BaseURL, "base-url", "", "the provider's base URL")
 	f.StringVar(&flags.Model, "model", "", "the model name")
 	f.BoolVar(&flags.NoTools, "no-tools", false, "the model cannot call tools")
+	oidc.add(f)
 	return cmd
 }
 

@@ -152,6 +152,9 @@ type InstallRequest struct {
 	AllowUnpinned bool    // accept an https archive without #sha256=
 	Consent       Consent // nil: nobody can consent, nothing is installed
 	By            string  // the front end, for the audit row: "packs add", "web", ...
+	// Person and Issuer name who installs (an OIDC subject and issuer),
+	// for the audit row; empty for the token holder and the terminal.
+	Person, Issuer string
 }
 
 // InstallResult is a committed pack.
@@ -209,7 +212,7 @@ func (a *App) Install(ctx context.Context, req InstallRequest) (InstallResult, e
 	if err != nil {
 		return InstallResult{}, err
 	}
-	res, err := a.commit(ctx, st, grants, commitOptions{by: req.By, pre: o.PreApproved})
+	res, err := a.commit(ctx, st, grants, commitOptions{by: req.By, person: req.Person, issuer: req.Issuer, pre: o.PreApproved})
 	if err == nil && key != "" {
 		// Installed, the pack wins over its folder: the folder's grants
 		// moved into packs.lock.
@@ -274,7 +277,7 @@ func (a *App) Update(ctx context.Context, name string, req InstallRequest) (Inst
 	if err != nil {
 		return InstallResult{}, err
 	}
-	res, err := a.commit(ctx, st, grants, commitOptions{by: req.By, pre: o.PreApproved, previous: &e})
+	res, err := a.commit(ctx, st, grants, commitOptions{by: req.By, person: req.Person, issuer: req.Issuer, pre: o.PreApproved, previous: &e})
 	res.Diff, res.Dropped = o.Diff, o.Dropped
 	return res, err
 }
@@ -327,7 +330,7 @@ func (a *App) InstallBundle(ctx context.Context, file string, req InstallRequest
 	}
 	var out []InstallResult
 	for i, p := range staged {
-		res, err := a.commit(ctx, p.Staged, grants[i], commitOptions{by: req.By, pre: offers[i].PreApproved})
+		res, err := a.commit(ctx, p.Staged, grants[i], commitOptions{by: req.By, person: req.Person, issuer: req.Issuer, pre: offers[i].PreApproved})
 		if err != nil {
 			return out, err
 		}
@@ -457,6 +460,8 @@ func decide(ctx context.Context, c Consent, o Offer) ([]capability.UserGrant, er
 // commitOptions say how commit records an install.
 type commitOptions struct {
 	by       string
+	person   string // who installs (InstallRequest.Person, Issuer)
+	issuer   string
 	pre      []capability.Name
 	previous *dist.LockEntry
 	// keepRows keeps the pack's grant rows in packs.db (a built-in's
@@ -503,7 +508,7 @@ func (a *App) recordInstall(ctx context.Context, e dist.LockEntry, grants []capa
 		return fmt.Errorf("app: %s is installed, but the audit log cannot record it: %w", e.Name, err)
 	}
 	in := audit.Install{Pack: e.Name, Version: e.Version, Source: e.Source, Integrity: e.Integrity, Resolved: e.Resolved,
-		Signer: e.Signer, By: opt.by, Time: e.Installed}
+		Signer: e.Signer, By: opt.by, Person: opt.person, Issuer: opt.issuer, Time: e.Installed}
 	if opt.previous != nil {
 		in.Previous = opt.previous.Integrity
 	}

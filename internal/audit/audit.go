@@ -101,6 +101,10 @@ type row struct {
 	// hash: copies of the body's waited_ms and ran_ms, checked against it
 	// by Verify.
 	waitedUS, ranUS int64
+	// person and issuer name who made the call (an OIDC subject and
+	// issuer; empty for the token holder), client what they used: "web",
+	// "cli", "mcp:NAME". A row with any of them is chained as v2.
+	person, issuer, client string
 }
 
 type request struct {
@@ -143,7 +147,7 @@ func statements(d store.Dialect) [stmtCount]string {
 		stmtCommit:   `COMMIT`,
 		stmtRollback: `ROLLBACK`,
 		stmtHead:     `SELECT seq, hash FROM audit_head WHERE id = 1`,
-		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		stmtInsert:   `INSERT INTO audit(seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us, person, issuer, client) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		stmtSetHead:  `INSERT INTO audit_head(id, seq, hash) VALUES(1, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
 	}
 	if d == store.Postgres {
@@ -416,7 +420,7 @@ func (l *Log) commit(batch []*request) (seq0 int64, last tip, inDoubt bool, err 
 		seq++
 		h := rowHash(prev, seq, r.row)
 		mac = l.key.rowMAC(seq, h)
-		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac, r.row.waitedUS, r.row.ranUS); err != nil {
+		if _, err := l.stmts[stmtInsert].ExecContext(ctx, seq, string(r.row.kind), r.row.at, r.row.pack, r.row.tool, r.row.invocation, string(r.row.body), prev, h, mac, r.row.waitedUS, r.row.ranUS, r.row.person, r.row.issuer, r.row.client); err != nil {
 			return 0, tip{}, false, err
 		}
 		prev = h
@@ -467,7 +471,11 @@ func (l *Log) checkpoint(p tip) {
 }
 
 // rowHash is sha256 over a version tag, the previous hash and every field of
-// the row, each length-prefixed so no two different rows encode alike.
+// the row, each length-prefixed so no two different rows encode alike. A
+// row that names no person and no client (every row written before
+// migration 13) is hashed as packs-audit-v1 was; one that does, as
+// packs-audit-v2, which covers them too. Blanking them in a v2 row changes
+// the tag, so the hash no longer matches.
 func rowHash(prev string, seq int64, r row) string {
 	h := sha256.New()
 	var buf [binary.MaxVarintLen64]byte
@@ -475,7 +483,12 @@ func rowHash(prev string, seq int64, r row) string {
 		h.Write(buf[:binary.PutUvarint(buf[:], uint64(len(s)))])
 		h.Write(s)
 	}
-	field([]byte("packs-audit-v1"))
+	v2 := r.person != "" || r.issuer != "" || r.client != ""
+	if v2 {
+		field([]byte("packs-audit-v2"))
+	} else {
+		field([]byte("packs-audit-v1"))
+	}
 	field([]byte(prev))
 	field(strconv.AppendInt(nil, seq, 10))
 	field([]byte(r.kind))
@@ -484,6 +497,11 @@ func rowHash(prev string, seq int64, r row) string {
 	field([]byte(r.tool))
 	field([]byte(r.invocation))
 	field(r.body)
+	if v2 {
+		field([]byte(r.person))
+		field([]byte(r.issuer))
+		field([]byte(r.client))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -513,7 +531,8 @@ func (l *Log) RecordExercise(e capability.Exercise) error {
 	if err != nil {
 		return fmt.Errorf("audit: exercise: %w", err)
 	}
-	_, err = l.append(context.Background(), row{kind: KindExercise, at: stamp(e.Time), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: body})
+	_, err = l.append(context.Background(), row{kind: KindExercise, at: stamp(e.Time), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: body,
+		person: e.Person, issuer: e.Issuer, client: clientOf(l.redact.Text(e.Client))})
 	return err
 }
 
@@ -544,6 +563,7 @@ type Artifact struct {
 type Invocation struct {
 	ID, Chat, Pack, Tool string
 	Client               string // the MCP client that made the call; empty for packs chat and packs run
+	Person, Issuer       string // the OIDC subject and issuer who made it; empty for the token holder
 	Arguments            json.RawMessage
 	Output               []byte
 	Approver             string
@@ -631,7 +651,17 @@ func (l *Log) RecordInvocation(ctx context.Context, inv Invocation) (int64, erro
 		return 0, fmt.Errorf("audit: invocation %s: %w", inv.ID, err)
 	}
 	return l.append(ctx, row{kind: KindInvocation, at: b.Finished, pack: inv.Pack, tool: inv.Tool, invocation: inv.ID, body: body,
-		waitedUS: inv.Waited.Microseconds(), ranUS: inv.Ran.Microseconds()})
+		waitedUS: inv.Waited.Microseconds(), ranUS: inv.Ran.Microseconds(),
+		person: inv.Person, issuer: inv.Issuer, client: clientOf(b.Client)})
+}
+
+// clientOf is the client a row records: the front end's name, "cli" for
+// packs chat and packs run, which name none.
+func clientOf(c string) string {
+	if c == "" {
+		return "cli"
+	}
+	return c
 }
 
 // millis is us microseconds in milliseconds, as the body stores them.

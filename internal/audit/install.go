@@ -17,7 +17,8 @@ type Install struct {
 	Previous                         string   // the integrity it replaced; "" for a new install
 	Granted                          []string // the person's grants, as packs grant writes them
 	PreApproved                      []string // capabilities the enterprise policy grants it
-	By                               string   // the front end: "packs add", "web", "builtin", ...
+	By                               string   // the front end: "packs add", "web", "builtin", ...; the row's client
+	Person, Issuer                   string   // who installed (an OIDC subject and issuer); empty for the token holder
 	Time                             time.Time
 }
 
@@ -45,7 +46,7 @@ func (l *Log) RecordInstall(ctx context.Context, in Install) error {
 	if err != nil {
 		return fmt.Errorf("audit: install %s: %w", in.Pack, err)
 	}
-	_, err = l.append(ctx, row{kind: KindInstall, at: stamp(in.Time), pack: in.Pack, body: body})
+	_, err = l.append(ctx, row{kind: KindInstall, at: stamp(in.Time), pack: in.Pack, body: body, person: in.Person, issuer: in.Issuer, client: in.By})
 	return err
 }
 

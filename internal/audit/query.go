@@ -32,6 +32,13 @@ type Entry struct {
 	// ran_ms, which Verify holds them to.
 	WaitedUS int64 `json:"waited_us,omitempty"`
 	RanUS    int64 `json:"ran_us,omitempty"`
+	// Person and Issuer name who made the call (an OIDC subject and its
+	// issuer; empty for the token holder), Client what they used ("web",
+	// "cli", "mcp:NAME"); all empty in rows written before packs recorded
+	// them.
+	Person string `json:"person,omitempty"`
+	Issuer string `json:"issuer,omitempty"`
+	Client string `json:"client,omitempty"`
 }
 
 // Filter selects entries; zero fields select everything.
@@ -40,7 +47,8 @@ type Filter struct {
 	Invocation string
 	Since      time.Time
 	Kind       Kind
-	Limit      int // newest Limit rows when > 0, still in seq order
+	Person     string // the rows of this subject (any issuer)
+	Limit      int    // newest Limit rows when > 0, still in seq order
 }
 
 // Entries reads the rows f selects, in seq order.
@@ -60,7 +68,10 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
 		}
-		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us FROM audit`
+		if f.Person != "" {
+			where, args = append(where, "person = ?"), append(args, f.Person)
+		}
+		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us, person, issuer, client FROM audit`
 		if len(where) > 0 {
 			q += " WHERE " + strings.Join(where, " AND ")
 		}
@@ -77,7 +88,7 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		for rows.Next() {
 			var e Entry
 			var kind, at, body string
-			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC, &e.WaitedUS, &e.RanUS); err != nil {
+			if err := rows.Scan(&e.Seq, &kind, &at, &e.Pack, &e.Tool, &e.Invocation, &body, &e.PrevHash, &e.Hash, &e.MAC, &e.WaitedUS, &e.RanUS, &e.Person, &e.Issuer, &e.Client); err != nil {
 				yield(Entry{}, fmt.Errorf("audit: read: %w", err))
 				return
 			}
@@ -117,7 +128,11 @@ func WriteText(w io.Writer, entries iter.Seq2[Entry, error]) error {
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "%6d  %s  %-10s  %s  %s\n", e.Seq, e.At.Format(time.RFC3339), e.Kind, subject(e), summary(e)); err != nil {
+		by := ""
+		if e.Person != "" {
+			by = "  (by " + e.Person + " via " + e.Client + ")"
+		}
+		if _, err := fmt.Fprintf(w, "%6d  %s  %-10s  %s  %s%s\n", e.Seq, e.At.Format(time.RFC3339), e.Kind, subject(e), summary(e), by); err != nil {
 			return fmt.Errorf("audit: print: %w", err)
 		}
 	}

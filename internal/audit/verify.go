@@ -127,7 +127,7 @@ func readHead(ctx context.Context, db *store.DB) (head, error) {
 // storedRows reads every row of packs.db in seq order.
 func storedRows(ctx context.Context, db *store.DB) iter.Seq2[chained, error] {
 	return func(yield func(chained, error) bool) {
-		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us FROM audit ORDER BY seq`)
+		rs, err := db.SQL().QueryContext(ctx, `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us, person, issuer, client FROM audit ORDER BY seq`)
 		if err != nil {
 			yield(chained{}, err)
 			return
@@ -136,7 +136,7 @@ func storedRows(ctx context.Context, db *store.DB) iter.Seq2[chained, error] {
 		for rs.Next() {
 			var c chained
 			var kind, body string
-			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash, &c.mac, &c.r.waitedUS, &c.r.ranUS); err != nil {
+			if err := rs.Scan(&c.seq, &kind, &c.r.at, &c.r.pack, &c.r.tool, &c.r.invocation, &body, &c.prev, &c.hash, &c.mac, &c.r.waitedUS, &c.r.ranUS, &c.r.person, &c.r.issuer, &c.r.client); err != nil {
 				yield(chained{}, err)
 				return
 			}
@@ -209,9 +209,11 @@ type chained struct {
 	prev, hash, mac string
 }
 
-// row is the entry as the chain hashes it, with its timing columns.
+// row is the entry as the chain hashes it (person, issuer and client
+// hashed in v2 rows), with its timing columns.
 func (e Entry) row() row {
-	return row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body, waitedUS: e.WaitedUS, ranUS: e.RanUS}
+	return row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body,
+		waitedUS: e.WaitedUS, ranUS: e.RanUS, person: e.Person, issuer: e.Issuer, client: e.Client}
 }
 
 // timingAgrees reports whether r's timing columns, which the hash does not
@@ -378,5 +380,5 @@ func movedFrom(prev string, seq int64, r row, hash string) (int64, bool) {
 // a JSONL export can be checked without packs.db: each line's hash must
 // equal HashEntry of the line, and its prev_hash the hash of the line before.
 func HashEntry(e Entry) string {
-	return rowHash(e.PrevHash, e.Seq, row{kind: e.Kind, at: stamp(e.At), pack: e.Pack, tool: e.Tool, invocation: e.Invocation, body: e.Body})
+	return rowHash(e.PrevHash, e.Seq, e.row())
 }

@@ -43,7 +43,7 @@ func TestList(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := List(ctx, h.db, 0)
+		got, err := List(ctx, h.db, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestList(t *testing.T) {
 		if got[0].FirstMessage != "hello first" || got[0].Messages != 4 || got[1].Messages != 2 || got[0].Updated.Before(got[0].Created) {
 			t.Errorf("List = %+v", got)
 		}
-		if one, err := List(ctx, h.db, 1); err != nil || len(one) != 1 || one[0].ID != first.ID() {
+		if one, err := List(ctx, h.db, 1, nil); err != nil || len(one) != 1 || one[0].ID != first.ID() {
 			t.Errorf("List with a limit of 1 = %+v, %v", one, err)
 		}
 	})

@@ -109,6 +109,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, a
 	}
 	req := p.req
 	req.Invocation, req.Chat, req.Client, req.Arguments, req.Workspace = res.Invocation, s.id, client, args, s.workspace
+	req.Person, req.Issuer = s.owner.Subject, s.owner.Issuer
 	req.Memory, req.Consent = s.memory, consent{s}
 	if approver != nil {
 		req.Approvers = []capability.Approver{approver}

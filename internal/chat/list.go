@@ -29,15 +29,21 @@ type Summary struct {
 }
 
 // List returns the chats stored in db, the most recently active first, at
-// most limit of them (all when limit <= 0).
-func List(ctx context.Context, db *store.DB, limit int) ([]Summary, error) {
+// most limit of them (all when limit <= 0); only those of owner when it is
+// not nil.
+func List(ctx context.Context, db *store.DB, limit int, owner *Owner) ([]Summary, error) {
 	q := `SELECT c.id, c.created_at,
 		COALESCE((SELECT MAX(m.at) FROM chat_messages m WHERE m.chat = c.id), c.created_at),
 		COALESCE((SELECT m.content FROM chat_messages m WHERE m.chat = c.id AND m.role = 'user' ORDER BY m.seq LIMIT 1), ''),
 		(SELECT COUNT(*) FROM chat_messages m WHERE m.chat = c.id),
 		c.via, c.client_name
-		FROM chats c ORDER BY 3 DESC, c.id`
+		FROM chats c`
 	var args []any
+	if owner != nil {
+		q += ` WHERE c.owner_subject = ? AND c.owner_issuer = ?`
+		args = append(args, owner.Subject, owner.Issuer)
+	}
+	q += ` ORDER BY 3 DESC, c.id`
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)

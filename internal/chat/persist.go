@@ -66,11 +66,11 @@ func (c chatStore) write(ctx context.Context, what string, fn func(tx *sql.Tx) e
 
 func stamp3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile, via string) error {
+func (c chatStore) createChat(ctx context.Context, id, workspace string, p Profile, via string, o Owner) error {
 	at := stamp3339(now())
 	return c.write(ctx, "create "+id, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens, via) VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens, via)
+		_, err := tx.ExecContext(ctx, `INSERT INTO chats(id, workspace, created_at, agent, system_prompt, model, max_tokens, via, owner_subject, owner_issuer) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, workspace, at, p.Agent, p.SystemPrompt, p.Model, p.MaxTokens, via, o.Subject, o.Issuer)
 		return err
 	})
 }
@@ -80,13 +80,14 @@ type storedChat struct {
 	workspace       string
 	profile         Profile
 	via, clientName string
+	owner           Owner
 }
 
 func (c chatStore) loadChat(ctx context.Context, id string) (storedChat, error) {
 	var sc storedChat
 	p := &sc.profile
-	err := c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, via, client_name FROM chats WHERE id = ?`, id).
-		Scan(&sc.workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &sc.via, &sc.clientName)
+	err := c.db.QueryRowContext(ctx, `SELECT workspace, agent, system_prompt, model, max_tokens, via, client_name, owner_subject, owner_issuer FROM chats WHERE id = ?`, id).
+		Scan(&sc.workspace, &p.Agent, &p.SystemPrompt, &p.Model, &p.MaxTokens, &sc.via, &sc.clientName, &sc.owner.Subject, &sc.owner.Issuer)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sc, fmt.Errorf("%w: no chat %q: start a new chat without --chat, or check the id", ErrNotFound, id)
 	}
@@ -101,6 +102,13 @@ func (c chatStore) setClientName(ctx context.Context, id, name string) error {
 		_, err := tx.ExecContext(ctx, `UPDATE chats SET client_name = ? WHERE id = ?`, name, id)
 		return err
 	})
+}
+
+// OwnerOf returns the person chat id belongs to (ErrNotFound when there is
+// no such chat).
+func OwnerOf(ctx context.Context, db *store.DB, id string) (Owner, error) {
+	sc, err := newChatStore(db).loadChat(ctx, id)
+	return sc.owner, err
 }
 
 // appendMessages stores msgs as the messages numbered from seq on, in one

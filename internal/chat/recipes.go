@@ -180,7 +180,7 @@ func (s *Session) prepareRunRecipe(raw json.RawMessage, approver capability.Appr
 		}
 		r := &recipe.Runner{
 			Pipeline: s.deps.Pipeline, Pack: a.pack, Ref: a.ref, Workspace: s.workspace,
-			Chat: s.id, Memory: s.memory, Client: client, RunID: recipe.NewRunID(),
+			Chat: s.id, Memory: s.memory, Client: client, Person: s.owner.Subject, Issuer: s.owner.Issuer, RunID: recipe.NewRunID(),
 		}
 		if _, ok := approver.(Blanket); ok {
 			r.Blanket = []capability.Approver{approver}

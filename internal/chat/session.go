@@ -44,6 +44,16 @@ type Options struct {
 	// tools enabled). The MCP server sends notifications/tools/list_changed
 	// from it.
 	OnToolsChanged func()
+	// Owner is the person a new chat belongs to; the zero Owner is the
+	// token holder (packs' single-person mode). A resumed chat keeps its
+	// owner.
+	Owner Owner
+}
+
+// Owner is the person a chat belongs to: an OIDC subject and issuer, both
+// empty for the token holder.
+type Owner struct {
+	Issuer, Subject string
 }
 
 // ViaMCP is Options.Via for a chat an MCP session opened.
@@ -108,6 +118,7 @@ type Session struct {
 	client   string // see SetClient
 	// clientName is the MCP client's name from initialize (SetClientName).
 	clientName string
+	owner      Owner // who the chat belongs to; every call's audit record names them
 	notices    []string
 	limits     llm.Limits // of the provider last used, for enable_tools
 	provider   string
@@ -136,8 +147,8 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		if err := os.MkdirAll(s.workspace, 0o700); err != nil {
 			return nil, fmt.Errorf("chat: workspace: %w", err)
 		}
-		s.profile, s.via = opt.Profile, opt.Via
-		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile, s.via); err != nil {
+		s.profile, s.via, s.owner = opt.Profile, opt.Via, opt.Owner
+		if err := s.db.createChat(ctx, s.id, s.workspace, s.profile, s.via, opt.Owner); err != nil {
 			return nil, err
 		}
 	} else {
@@ -146,7 +157,7 @@ func Open(ctx context.Context, deps Deps, opt Options) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.profile, s.via, s.clientName = sc.profile, sc.via, sc.clientName
+		s.profile, s.via, s.clientName, s.owner = sc.profile, sc.via, sc.clientName, sc.owner
 		s.workspace = sc.workspace
 		ws := sc.workspace
 		if err := os.MkdirAll(ws, 0o700); err != nil {
@@ -223,6 +234,9 @@ func (c consent) Attached(_ context.Context, chat, pack string) (bool, error) {
 	a, ok := c.s.active[pack]
 	return ok && !a.mandated, nil
 }
+
+// Owner is the person the chat belongs to.
+func (s *Session) Owner() Owner { return s.owner }
 
 // ID is the chat's identifier, for resuming it.
 func (s *Session) ID() string { return s.id }

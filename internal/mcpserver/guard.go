@@ -1,14 +1,13 @@
 package mcpserver
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/packs-run/packs/internal/httpguard"
+	"github.com/packs-run/packs/internal/identity"
 )
 
 // ErrTokenRequired is returned when the HTTP transport would listen
@@ -38,6 +37,10 @@ type HTTPConfig struct {
 	// Token is the bearer token every request must carry. Required, on
 	// loopback too; httpguard.NewToken makes one.
 	Token string
+	// OIDC, when set, also admits bearer JWTs its issuer signed for packs:
+	// each session is its person's, with their roles (methodRoles), and
+	// its chat and audit rows name them. The Token still admits its holder.
+	OIDC *identity.Provider
 }
 
 // listenAddr returns the address to bind, defaulting the host to loopback.
@@ -47,8 +50,8 @@ func (c HTTPConfig) listenAddr() (string, error) {
 
 // guard puts the Host and Origin allowlist (DNS rebinding), then the
 // bearer check, in front of next.
-func guard(hosts *httpguard.Hosts, next http.Handler, token string) http.Handler {
-	next = auth.RequireBearerToken(staticToken(token), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+func guard(hosts *httpguard.Hosts, next http.Handler, token string, oidc *identity.Provider) http.Handler {
+	next = auth.RequireBearerToken(verifier(token, oidc), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if reason := hosts.Check(r); reason != "" {
 			http.Error(w, "packs: forbidden: "+reason, http.StatusForbidden)
@@ -56,15 +59,4 @@ func guard(hosts *httpguard.Hosts, next http.Handler, token string) http.Handler
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// staticToken verifies a bearer token against one secret, in constant time
-// (httpguard.TokenMatches). An empty secret matches nothing.
-func staticToken(secret string) auth.TokenVerifier {
-	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if !httpguard.TokenMatches(token, secret) {
-			return nil, fmt.Errorf("%w: wrong bearer token", auth.ErrInvalidToken)
-		}
-		return &auth.TokenInfo{UserID: "bearer"}, nil
-	}
 }

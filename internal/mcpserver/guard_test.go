@@ -16,7 +16,7 @@ func TestBearerToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	h := guard(hosts, ok, "s3cret-token")
+	h := guard(hosts, ok, "s3cret-token", nil)
 	tests := []struct {
 		name, header string
 		want         int

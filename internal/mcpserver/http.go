@@ -59,7 +59,11 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 	// The SDK calls getServer for every request, also for those of an
 	// existing session (to read its protocol versions); a conn opens its
 	// chat only when a session starts using it, so the spare ones are free.
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.newConn().srv }, &mcp.StreamableHTTPOptions{
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		c := s.newConn()
+		c.person = personOf(r)
+		return c.srv
+	}, &mcp.StreamableHTTPOptions{
 		Logger: s.log,
 		// The guard in front checks Host and Origin against our own
 		// allowlist, which also covers non-loopback binds and --allow-host.
@@ -68,7 +72,7 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 	})
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, mcpHandler)
-	return guard(hosts, mux, cfg.Token), nil
+	return guard(hosts, mux, cfg.Token, cfg.OIDC), nil
 }
 
 // URL is the endpoint clients connect to. For a server on every interface

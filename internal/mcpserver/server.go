@@ -47,6 +47,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/identity"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/runtime"
@@ -210,6 +211,10 @@ type conn struct {
 	parked parkedCalls // calls waiting for the client's input (parked.go)
 
 	lists listsSeen
+
+	// person is who the session serves: the token holder on stdio and
+	// with packs' token, else the OIDC person of the bearer JWT.
+	person identity.Person
 }
 
 // listsSeen keeps a session's list_changed notifications to those the
@@ -287,7 +292,7 @@ func (c *conn) sending(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (s *Server) newConn() *conn {
-	c := &conn{s: s, tools: map[string]string{}}
+	c := &conn{s: s, tools: map[string]string{}, person: identity.TokenHolder}
 	c.watch = newWatcher(s.log, c.resourceUpdated)
 	c.srv = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "packs: capability packs", Version: s.cfg.Version}, &mcp.ServerOptions{
 		Instructions:              instructions,
@@ -366,6 +371,9 @@ The person approves every call; a denied call must not be repeated unchanged.`
 // needs it, and answers with the reason when it could not open.
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if err := c.allowed(method); err != nil {
+			return nil, err
+		}
 		switch method {
 		case "logging/setLevel":
 			c.setLogLevel(req)
@@ -437,7 +445,7 @@ func (c *conn) open(ctx context.Context) error {
 	})
 	// The packs are attached by the server's configuration, not by the
 	// person: via MCP, attaching is no consent (capability.Consent).
-	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, Via: chat.ViaMCP, OnToolsChanged: c.syncTools})
+	sess, err := chat.Open(ctx, c.s.cfg.Chat, chat.Options{Attach: attach, Via: chat.ViaMCP, OnToolsChanged: c.syncTools, Owner: c.owner()})
 	if err != nil {
 		err = fmt.Errorf("mcpserver: opening the session's chat: %w", err)
 		c.mu.Lock()

@@ -124,6 +124,8 @@ type Runner struct {
 	Chat   string
 	Memory capability.ChatMemory
 	Client string
+	// Person and Issuer name who runs the recipe (Request.Person, Issuer).
+	Person, Issuer string
 	// Environ is what env_set checks read, through the env_read grant;
 	// nil means os.Environ().
 	Environ []string
@@ -290,7 +292,7 @@ func (s *runState) className() string { return s.r.Pack.Name + "__recipe_" + s.r
 func (s *runState) request(ph Phase, id string, conf packs.Confirmation, risk packs.RiskLevel) runtime.Request {
 	req := runtime.Request{
 		Invocation: Invocation(s.res.Run, ph, id),
-		Chat:       s.r.Chat, Client: s.r.Client,
+		Chat:       s.r.Chat, Client: s.r.Client, Person: s.r.Person, Issuer: s.r.Issuer,
 		Pack: s.r.Pack, Ref: s.r.Ref, Workspace: s.r.Workspace, RiskLevel: risk,
 	}
 	if conf == packs.ConfirmAlways || s.r.Pipeline.Policy().PersonRequired(risk) {

@@ -112,6 +112,7 @@ var migrations = []migration{
 	{10, "pack_index", schemaPackIndex},
 	{11, "inplace_grants", schemaInPlaceGrants},
 	{12, "call_durations", schemaCallDurations},
+	{13, "audit_person", schemaPerson},
 }
 
 // postgresOnly holds, by version, the migrations PostgreSQL runs in place

@@ -72,6 +72,17 @@ func (a *approvals) list(chat string) []pendingJSON {
 	return out
 }
 
+// chatOf returns the chat the call inv waits in.
+func (a *approvals) chatOf(inv string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, ok := a.m[inv]
+	if !ok {
+		return "", false
+	}
+	return w.info.Chat, true
+}
+
 // answer gives the waiting call inv the verdict v; false when no call of
 // that id waits (unknown, or already answered).
 func (a *approvals) answer(inv string, v capability.Verdict) bool {
@@ -146,7 +157,8 @@ func (b byHand) Approve(_ context.Context, p capability.Pending) (capability.Ver
 }
 
 func (s *Server) listPending(w http.ResponseWriter, r *http.Request) {
-	items := s.pending.list(r.URL.Query().Get("chat"))
+	p, _ := personOf(r)
+	items := slices.DeleteFunc(s.pending.list(r.URL.Query().Get("chat")), func(c pendingJSON) bool { return !s.canSee(r.Context(), p, c.Chat) })
 	writeJSON(w, http.StatusOK, map[string]any{"items": items, "total": len(items)})
 }
 

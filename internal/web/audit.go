@@ -17,10 +17,10 @@ import (
 const maxAuditRows = 1000
 
 // audit lists audit rows, newest limit (default 200) in seq order, filtered
-// by pack, kind, invocation and since (RFC 3339, or a duration like 24h).
+// by pack, kind, invocation, person (an OIDC subject) and since (RFC 3339, or a duration like 24h).
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := audit.Filter{Pack: q.Get("pack"), Invocation: q.Get("invocation"), Kind: audit.Kind(q.Get("kind")), Limit: 200}
+	f := audit.Filter{Pack: q.Get("pack"), Invocation: q.Get("invocation"), Kind: audit.Kind(q.Get("kind")), Person: q.Get("person"), Limit: 200}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxAuditRows {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/packs-run/packs/internal/chat"
@@ -25,7 +26,17 @@ const byHandFile = "web/by-hand.json"
 type byHandChats struct {
 	mu     sync.Mutex
 	loaded bool
-	m      map[string]string // pack -> chat id
+	m      map[string]string // byHandKey -> chat id
+}
+
+// byHandKey keys a person's by-hand chat of pack: the pack's name for the
+// token holder, as before people signed in; "PACK\nISSUER\nSUBJECT" for
+// someone signed in, whose by-hand chats are their own.
+func byHandKey(pack string, o chat.Owner) string {
+	if o == (chat.Owner{}) {
+		return pack
+	}
+	return pack + "\n" + o.Issuer + "\n" + o.Subject
 }
 
 func (b *byHandChats) path(home string) string {
@@ -69,8 +80,9 @@ func (b *byHandChats) packOf(home, id string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load(home)
-	for p, c := range b.m {
+	for k, c := range b.m {
 		if c == id {
+			p, _, _ := strings.Cut(k, "\n")
 			return p
 		}
 	}
@@ -79,26 +91,27 @@ func (b *byHandChats) packOf(home, id string) string {
 
 // byHandChat returns the by-hand chat of pack, with the pack attached and
 // its tools enabled, starting it when there is none.
-func (s *Server) byHandChat(ctx context.Context, pack string) (*chatState, error) {
+func (s *Server) byHandChat(ctx context.Context, pack string, o chat.Owner) (*chatState, error) {
 	home := s.cfg.App.Home.Dir()
 	b := &s.byHand
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.load(home)
 	var cs *chatState
-	if id, ok := b.m[pack]; ok {
+	key := byHandKey(pack, o)
+	if id, ok := b.m[key]; ok {
 		var err error
 		if cs, err = s.chat(ctx, id); err != nil && !errors.Is(err, chat.ErrNotFound) {
 			return nil, err
 		}
 	}
 	if cs == nil {
-		sess, err := chat.Open(ctx, s.cfg.Chat, chat.Options{Attach: []string{pack}})
+		sess, err := chat.Open(ctx, s.cfg.Chat, chat.Options{Attach: []string{pack}, Owner: o})
 		if err != nil {
 			return nil, err
 		}
 		cs = s.keep(sess)
-		b.m[pack] = sess.ID()
+		b.m[key] = sess.ID()
 		if err := b.save(home); err != nil {
 			return nil, err
 		}
@@ -170,7 +183,8 @@ func (s *Server) runByHand(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w: pack %s has no tool %q", errNotFound, name, body.Tool))
 		return
 	}
-	cs, err := s.byHandChat(r.Context(), name)
+	p, _ := personOf(r)
+	cs, err := s.byHandChat(r.Context(), name, owner(p))
 	if err != nil {
 		s.fail(w, err)
 		return

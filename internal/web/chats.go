@@ -208,7 +208,12 @@ const maxChatList = 500
 // listChats lists the stored chats, the most recently active first, with
 // their titles and times.
 func (s *Server) listChats(w http.ResponseWriter, r *http.Request) {
-	list, err := chat.List(r.Context(), s.cfg.App.DB, maxChatList)
+	var mine *chat.Owner
+	if p, _ := personOf(r); !p.Roles.Has(admin) {
+		o := owner(p)
+		mine = &o
+	}
+	list, err := chat.List(r.Context(), s.cfg.App.DB, maxChatList, mine)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -256,7 +261,11 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 	}
 	var cs *chatState
 	var warnings []string
+	p, _ := personOf(r)
 	switch {
+	case body.ID != "" && !s.canSee(r.Context(), p, body.ID):
+		s.fail(w, fmt.Errorf("%w: no chat %q of yours", chat.ErrNotFound, body.ID))
+		return
 	case body.ID != "" && body.Agent != "":
 		s.fail(w, fmt.Errorf("%w: a resumed chat keeps the agent it started from: send either id or agent", errBadRequest))
 		return
@@ -268,7 +277,7 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 		}
 		warnings = ag.Warnings
 		prof := chat.Profile{Agent: ag.ID, SystemPrompt: ag.SystemPrompt, Model: ag.Model, MaxTokens: ag.MaxTokens}
-		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Profile: prof, Attach: append(slices.Clone(ag.Packs), body.Attach...)})
+		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Profile: prof, Attach: append(slices.Clone(ag.Packs), body.Attach...), Owner: owner(p)})
 		if err != nil {
 			s.fail(w, err)
 			return
@@ -284,7 +293,7 @@ func (s *Server) createChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Attach: body.Attach})
+		sess, err := chat.Open(r.Context(), s.cfg.Chat, chat.Options{Attach: body.Attach, Owner: owner(p)})
 		if err != nil {
 			s.fail(w, err)
 			return

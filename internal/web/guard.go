@@ -1,13 +1,14 @@
 package web
 
 import (
-	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/packs-run/packs/internal/httpguard"
+	"github.com/packs-run/packs/internal/identity"
 )
 
 // tokenCookie is the name of the cookie that holds the token in the
@@ -35,6 +36,14 @@ type guard struct {
 	token  string
 	cookie string
 	csrf   *http.CrossOriginProtection
+	// public are the /v1 routes that need no credential, "GET /v1/status":
+	// the route table's (route.roles == public).
+	public map[string]bool
+	// With OIDC: bearer JWTs are verified by oidc, and the web sign-in's
+	// sessions are found by login from the cookie named session.
+	oidc    *identity.Provider
+	login   *identity.Login
+	session string
 }
 
 func newGuard(boundAddr string, extra []string, token string) (*guard, error) {
@@ -45,30 +54,52 @@ func newGuard(boundAddr string, extra []string, token string) (*guard, error) {
 	return &guard{hosts: hosts, token: token, cookie: tokenCookie(boundAddr), csrf: http.NewCrossOriginProtection()}, nil
 }
 
-// hasToken reports whether r carries the token, as a bearer token or in the
-// cookie. A bearer header, when present, is the only one looked at.
-func (g *guard) hasToken(r *http.Request) bool {
+// person returns who r comes from: the token holder when it carries the
+// token (as a bearer token or in the cookie), else, with OIDC, the person
+// of a bearer JWT the issuer signed or of a signed-in session. A bearer
+// header, when present, is the only credential looked at. The error is
+// identity.ErrNoRole for a valid token whose person holds no role; false
+// with a nil error: no credential that holds.
+func (g *guard) person(r *http.Request) (identity.Person, bool, error) {
 	if r.Header.Get("Authorization") != "" {
 		got, ok := httpguard.BearerToken(r)
-		return ok && httpguard.TokenMatches(got, g.token)
+		switch {
+		case !ok:
+			return identity.Person{}, false, nil
+		case httpguard.TokenMatches(got, g.token):
+			return identity.TokenHolder, true, nil
+		case g.oidc == nil:
+			return identity.Person{}, false, nil
+		}
+		p, err := g.oidc.Verify(r.Context(), got)
+		if errors.Is(err, identity.ErrNoRole) {
+			return identity.Person{}, false, err
+		}
+		return p, err == nil, nil
 	}
-	c, err := r.Cookie(g.cookie)
-	return err == nil && httpguard.TokenMatches(c.Value, g.token)
+	if c, err := r.Cookie(g.cookie); err == nil && httpguard.TokenMatches(c.Value, g.token) {
+		return identity.TokenHolder, true, nil
+	}
+	if g.login != nil {
+		if c, err := r.Cookie(g.session); err == nil {
+			p, ok := g.login.Session(c.Value)
+			return p, ok, nil
+		}
+	}
+	return identity.Person{}, false, nil
 }
 
-// public reports whether r may be answered without the token.
-func public(r *http.Request) bool {
+// isPublic reports whether r may be answered without a credential: the
+// page's files, the sign-in, and the public routes of the table.
+func (g *guard) isPublic(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	return r.URL.Path == "/v1/status" || r.URL.Path == "/v1/openapi.json" || (r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/"))
+	if r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
+		return true
+	}
+	return g.public["GET "+r.URL.Path]
 }
-
-// authenticated is set on the requests that carried the token, for the
-// handlers that answer both (the status).
-type authenticatedKey struct{}
-
-func isAuthenticated(r *http.Request) bool { return r.Context().Value(authenticatedKey{}) != nil }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	csrf := g.csrf.Handler(next)
@@ -84,10 +115,20 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			g.exchange(w, r, q)
 			return
 		}
-		if g.hasToken(r) {
-			r = r.WithContext(context.WithValue(r.Context(), authenticatedKey{}, true))
-		} else if !public(r) {
-			writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: a token is required: open the address packs serve printed (it ends in ?token=...), or send Authorization: Bearer TOKEN")
+		p, ok, err := g.person(r)
+		switch {
+		case ok:
+			r = withPerson(r, p)
+		case g.isPublic(r):
+		case err != nil:
+			writeError(w, http.StatusForbidden, codeForbidden, "web: "+err.Error())
+			return
+		default:
+			how := "open the address packs serve printed (it ends in ?token=...), or send Authorization: Bearer TOKEN"
+			if g.login != nil {
+				how = "sign in at /auth/login, or send Authorization: Bearer with a token the issuer signed for packs (or packs' own token)"
+			}
+			writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: a token is required: "+how)
 			return
 		}
 		csrf.ServeHTTP(w, r)

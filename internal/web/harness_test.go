@@ -18,6 +18,7 @@ import (
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/dist"
+	"github.com/packs-run/packs/internal/identity"
 	"github.com/packs-run/packs/internal/llm"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/testcache"
@@ -55,6 +56,8 @@ type envOptions struct {
 	// resolveModel is Config.ResolveModel: what packs serve's flags and
 	// environment lay over the Settings page's model.
 	resolveModel func(saved llm.Config) (llm.Config, []llm.Override, error)
+	// oidc lets people sign in at its issuer (Config.OIDC).
+	oidc *identity.Provider
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -131,7 +134,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		e.token = testToken
 	}
 	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model",
-		InPlace: inPlace, ResolveModel: opt.resolveModel})
+		InPlace: inPlace, ResolveModel: opt.resolveModel, OIDC: opt.oidc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,8 @@ func (s *Server) updatePack(w http.ResponseWriter, r *http.Request) {
 		return grants, nil
 	})
 	var offer *offerJSON
-	res, err := s.cfg.App.Update(r.Context(), name, app.InstallRequest{By: "web",
+	p, _ := personOf(r)
+	res, err := s.cfg.App.Update(r.Context(), name, app.InstallRequest{By: "web", Person: p.Subject, Issuer: p.Issuer,
 		Consent: reviewed(consent, installForm{Preview: body.Preview, Integrity: body.Integrity}, &offer)})
 	switch {
 	case body.Preview && errors.Is(err, errPreview):

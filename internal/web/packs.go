@@ -337,7 +337,8 @@ func (s *Server) installPack(w http.ResponseWriter, r *http.Request) {
 	// The installer applies the policy (block list, [trust], the machine's
 	// fit) exactly as packs add does; the request's grant field is the
 	// person's consent.
-	res, err := s.cfg.App.Install(r.Context(), app.InstallRequest{Source: source, Consent: consent, By: "web"})
+	p, _ := personOf(r)
+	res, err := s.cfg.App.Install(r.Context(), app.InstallRequest{Source: source, Consent: consent, By: "web", Person: p.Subject, Issuer: p.Issuer})
 	if form.Preview && errors.Is(err, errPreview) {
 		writeJSON(w, http.StatusOK, offer)
 		return

@@ -41,6 +41,17 @@ type toolQuestions struct {
 
 func newToolQuestions() *toolQuestions { return &toolQuestions{m: map[string]*askedQuestion{}} }
 
+// chatOf returns the chat question id waits in.
+func (qs *toolQuestions) chatOf(id string) (string, bool) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	w, ok := qs.m[id]
+	if !ok {
+		return "", false
+	}
+	return w.info.Chat, true
+}
+
 // answer gives question id the answer a; false when none of that id waits.
 func (qs *toolQuestions) answer(id string, a capability.Answer) bool {
 	qs.mu.Lock()

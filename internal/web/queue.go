@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/packs-run/packs/internal/store"
@@ -24,6 +25,8 @@ func (s *Server) listQueue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
+	p, _ := personOf(r)
+	items = slices.DeleteFunc(items, func(q store.QueuedCall) bool { return !s.canSee(r.Context(), p, q.Chat) })
 	if items == nil {
 		items = []store.QueuedCall{}
 	}

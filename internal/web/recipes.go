@@ -30,8 +30,9 @@ var (
 // questions are the parameter forms waiting for the person, by the
 // run_recipe call's invocation. The zero value is ready to use.
 type questions struct {
-	mu sync.Mutex
-	m  map[string]chan paramAnswer
+	mu   sync.Mutex
+	m    map[string]chan paramAnswer
+	chat map[string]string // the chat each form waits in
 }
 
 type paramAnswer struct {
@@ -39,15 +40,23 @@ type paramAnswer struct {
 	cancel bool
 }
 
-func (q *questions) add(inv string) chan paramAnswer {
+func (q *questions) add(inv, chat string) chan paramAnswer {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.m == nil {
-		q.m = map[string]chan paramAnswer{}
+		q.m, q.chat = map[string]chan paramAnswer{}, map[string]string{}
 	}
 	c := make(chan paramAnswer, 1)
-	q.m[inv] = c
+	q.m[inv], q.chat[inv] = c, chat
 	return c
+}
+
+// chatOf returns the chat the form of inv waits in.
+func (q *questions) chatOf(inv string) (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	c, ok := q.chat[inv]
+	return c, ok
 }
 
 // answer gives the question inv its answer; false when none waits.
@@ -55,6 +64,7 @@ func (q *questions) answer(inv string, a paramAnswer) bool {
 	q.mu.Lock()
 	c, ok := q.m[inv]
 	delete(q.m, inv)
+	delete(q.chat, inv)
 	q.mu.Unlock()
 	if ok {
 		c <- a
@@ -80,7 +90,7 @@ type paramsJSON struct {
 // AskParams shows the form on the run_recipe card and waits for the
 // person's values, a Cancel, or the end of the turn.
 func (a *webApprover) AskParams(ctx context.Context, q chat.ParamQuestion) (map[string]string, error) {
-	c := a.all.q.add(q.Invocation)
+	c := a.all.q.add(q.Invocation, q.Chat)
 	a.events.publish("params", paramsJSON{CallID: a.callID(), Invocation: q.Invocation, Chat: q.Chat, Pack: q.Pack, Recipe: q.Recipe, Name: q.Name,
 		Params: orEmpty(q.Params), Since: time.Now().UTC()})
 	select {

@@ -5,10 +5,12 @@
 //
 // The API is JSON under /v1. Every error is {"error": {"code", "message",
 // "status"}}. The server binds to loopback unless told otherwise and always
-// has a token: every /v1 request but GET /v1/status must carry it (as a
-// bearer token, or in the cookie that opening the printed address sets),
-// on loopback too, so that a tool allowed to reach 127.0.0.1 cannot change
-// grants or approvals. It answers only to allowlisted Host and Origin
+// has a token: every /v1 request but the public ones (GET /v1/status and
+// GET /v1/openapi.json) must carry it (as a bearer token, or in the cookie
+// that opening the printed address sets), on loopback too, so that a tool
+// allowed to reach 127.0.0.1 cannot change grants or approvals. With an
+// OIDC issuer (Config.OIDC), people sign in instead (identity.go): each
+// route declares its roles, and a chat is its owner's. It answers only to allowlisted Host and Origin
 // headers (DNS rebinding), and refuses cross-origin state changes (CSRF).
 // The UI is plain HTML, CSS and JavaScript embedded in the binary.
 package web
@@ -29,6 +31,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/httpguard"
+	"github.com/packs-run/packs/internal/identity"
 	"github.com/packs-run/packs/internal/llm"
 )
 
@@ -99,6 +102,11 @@ type Config struct {
 	// skills folders) beside the installed ones, and grants them; Chat's
 	// Catalog should serve them too (chat.Catalogs).
 	InPlace *app.InPlaceCatalog
+	// OIDC, when set, lets people sign in at its issuer: the web app
+	// through /auth/login, API clients with a bearer JWT it signed; their
+	// roles say what they may do, and each has their own chats. The
+	// Token still admits its holder, in every role. nil: the token alone.
+	OIDC *identity.Provider
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
@@ -123,6 +131,11 @@ type Server struct {
 	base  context.Context // Serve's context: turns end with it
 	turns sync.WaitGroup
 	reach httpguard.Reach // where the server can be opened, once Handler ran
+
+	// login is the web sign-in (nil without OIDC); its cookies carry the
+	// port, like the token's. Set by Handler.
+	login                      *identity.Login
+	loginCookie, sessionCookie string
 }
 
 // New checks cfg and returns a Server.
@@ -201,6 +214,17 @@ func (s *Server) Handler(boundAddr string) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.public = map[string]bool{}
+	for _, rt := range s.apiRoutes() {
+		if rt.roles == public {
+			g.public[rt.pattern] = true
+		}
+	}
+	s.loginCookie, s.sessionCookie = "packs_login_"+strings.TrimPrefix(tokenCookie(boundAddr), "packs_token_"), sessionCookieName(boundAddr)
+	if s.cfg.OIDC != nil {
+		s.login = s.cfg.OIDC.NewLogin()
+		g.oidc, g.login, g.session = s.cfg.OIDC, s.login, s.sessionCookie
+	}
 	s.mu.Lock()
 	s.reach = g.hosts.Reach()
 	s.mu.Unlock()
@@ -209,61 +233,65 @@ func (s *Server) Handler(boundAddr string) (http.Handler, error) {
 
 // route is one endpoint of the /v1 API: "METHOD /v1/path", as
 // http.ServeMux reads it. The OpenAPI document describes exactly these
-// (a test checks both ways).
+// (a test checks both ways). roles are who may call it (identity.go):
+// public, or any of admin, member and auditor; a route that acts on one
+// chat also checks that the chat is the person's (Server.allow).
 type route struct {
 	pattern string
+	roles   identity.Roles
 	handler http.HandlerFunc
 }
 
 // apiRoutes lists every endpoint of the /v1 API.
 func (s *Server) apiRoutes() []route {
 	return []route{
-		{"GET /v1/status", s.status},
-		{"GET /v1/openapi.json", s.openAPI},
-		{"GET /v1/capabilities", s.listCapabilities},
-		{"GET /v1/capabilities/{id}", s.getCapability},
-		{"GET /v1/permissions", s.listPermissions},
-		{"GET /v1/permissions/{id}", s.getPermission},
+		{"GET /v1/status", public, s.status},
+		{"GET /v1/openapi.json", public, s.openAPI},
+		{"GET /v1/capabilities", people, s.listCapabilities},
+		{"GET /v1/capabilities/{id}", people, s.getCapability},
+		{"GET /v1/permissions", people, s.listPermissions},
+		{"GET /v1/permissions/{id}", people, s.getPermission},
 
-		{"GET /v1/agents", s.listAgents}, {"POST /v1/agents", s.createAgent}, // agents.go
-		{"GET /v1/agents/{id}", s.getAgent}, {"PATCH /v1/agents/{id}", s.updateAgent}, {"DELETE /v1/agents/{id}", s.deleteAgent},
+		{"GET /v1/agents", people, s.listAgents}, {"POST /v1/agents", admin, s.createAgent}, // agents.go
+		{"GET /v1/agents/{id}", people, s.getAgent}, {"PATCH /v1/agents/{id}", admin, s.updateAgent}, {"DELETE /v1/agents/{id}", admin, s.deleteAgent},
 
-		{"GET /v1/packs", s.listPacks},
-		{"POST /v1/packs", s.installPack},
-		{"GET /v1/packs/{name}", s.getPack},
-		{"DELETE /v1/packs/{name}", s.removePack}, {"POST /v1/packs/{name}/enable", s.enablePack}, {"POST /v1/packs/{name}/disable", s.disablePack}, // packactions.go
-		{"POST /v1/packs/{name}/update", s.updatePack},
-		{"POST /v1/packs/{name}/grants", s.grant},
-		{"DELETE /v1/packs/{name}/grants/{capability}", s.revoke},
-		{"POST /v1/packs/{name}/calls", s.runByHand},
-		{"GET /v1/review", s.listReview}, {"POST /v1/packs/{name}/grants/{capability}/keep", s.keepGrant}, // review.go
+		{"GET /v1/packs", people, s.listPacks},
+		{"POST /v1/packs", admin, s.installPack},
+		{"GET /v1/packs/{name}", people, s.getPack},
+		{"DELETE /v1/packs/{name}", admin, s.removePack}, {"POST /v1/packs/{name}/enable", admin, s.enablePack}, {"POST /v1/packs/{name}/disable", admin, s.disablePack}, // packactions.go
+		{"POST /v1/packs/{name}/update", admin, s.updatePack},
+		{"POST /v1/packs/{name}/grants", admin, s.grant},
+		{"DELETE /v1/packs/{name}/grants/{capability}", admin, s.revoke},
+		{"POST /v1/packs/{name}/calls", people, s.runByHand},
+		{"GET /v1/policy", admin, s.policy},
+		{"GET /v1/review", admin, s.listReview}, {"POST /v1/packs/{name}/grants/{capability}/keep", admin, s.keepGrant}, // review.go
 
-		{"GET /v1/chats", s.listChats},
-		{"POST /v1/chats", s.createChat},
-		{"GET /v1/chats/{id}", s.getChat},
-		{"POST /v1/chats/{id}/packs", s.attach},
-		{"DELETE /v1/chats/{id}/packs/{pack}", s.detach},
-		{"POST /v1/chats/{id}/messages", s.send},
-		{"POST /v1/chats/{id}/stop", s.stop},
-		{"POST /v1/chats/{id}/calls", s.callByHand},
-		{"GET /v1/chats/{id}/events", s.events},
-		{"GET /v1/chats/{id}/artifacts", s.listArtifacts},
-		{"GET /v1/chats/{id}/files", s.listFiles},
-		{"POST /v1/chats/{id}/files", s.uploadFiles},
-		{"GET /v1/chats/{id}/files/{path...}", s.file},
+		{"GET /v1/chats", people, s.listChats},
+		{"POST /v1/chats", people, s.createChat},
+		{"GET /v1/chats/{id}", people, s.getChat},
+		{"POST /v1/chats/{id}/packs", people, s.attach},
+		{"DELETE /v1/chats/{id}/packs/{pack}", people, s.detach},
+		{"POST /v1/chats/{id}/messages", people, s.send},
+		{"POST /v1/chats/{id}/stop", people, s.stop},
+		{"POST /v1/chats/{id}/calls", people, s.callByHand},
+		{"GET /v1/chats/{id}/events", people, s.events},
+		{"GET /v1/chats/{id}/artifacts", people, s.listArtifacts},
+		{"GET /v1/chats/{id}/files", people, s.listFiles},
+		{"POST /v1/chats/{id}/files", people, s.uploadFiles},
+		{"GET /v1/chats/{id}/files/{path...}", people, s.file},
 
-		{"GET /v1/invocations", s.listPending},
-		{"POST /v1/invocations/{id}/approve", s.approve},
-		{"POST /v1/invocations/{id}/deny", s.deny},
-		{"POST /v1/invocations/{id}/parameters", s.answerParams}, // recipes.go
-		{"POST /v1/questions/{id}/answer", s.answerQuestion},     // questions.go
+		{"GET /v1/invocations", people, s.listPending},
+		{"POST /v1/invocations/{id}/approve", people, s.approve},
+		{"POST /v1/invocations/{id}/deny", people, s.deny},
+		{"POST /v1/invocations/{id}/parameters", people, s.answerParams}, // recipes.go
+		{"POST /v1/questions/{id}/answer", people, s.answerQuestion},     // questions.go
 
-		{"GET /v1/settings/model", s.getSettings}, {"PUT /v1/settings/model", s.putSettings}, {"POST /v1/settings/model/test", s.testSettings}, // settings.go
+		{"GET /v1/settings/model", people, s.getSettings}, {"PUT /v1/settings/model", admin, s.putSettings}, {"POST /v1/settings/model/test", admin, s.testSettings}, // settings.go
 
-		{"GET /v1/audit", s.audit},
-		{"GET /v1/audit/verify", s.verifyAudit},
+		{"GET /v1/audit", admin | auditor, s.audit},
+		{"GET /v1/audit/verify", admin | auditor, s.verifyAudit},
 
-		{"GET /v1/queue", s.listQueue}, {"POST /v1/queue/{id}/approve", s.approveQueued}, {"POST /v1/queue/{id}/deny", s.denyQueued}, // queue.go
+		{"GET /v1/queue", people, s.listQueue}, {"POST /v1/queue/{id}/approve", people, s.approveQueued}, {"POST /v1/queue/{id}/deny", people, s.denyQueued}, // queue.go
 	}
 }
 
@@ -271,8 +299,11 @@ func (s *Server) apiRoutes() []route {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.apiRoutes() {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		mux.HandleFunc(rt.pattern, s.allow(rt))
 	}
+	mux.HandleFunc("GET /auth/login", s.signIn)
+	mux.HandleFunc("GET /auth/callback", s.signedIn)
+	mux.HandleFunc("POST /auth/logout", s.signOut)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: GET /v1/openapi.json describes the /v1 API", r.Method, r.URL.Path))
 	})
@@ -348,8 +379,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	out := map[string]any{"version": s.cfg.Version, "model": m, "authenticated": isAuthenticated(r),
 		"listen": listen{Address: reach.Bound, OpenAt: orEmpty(reach.OpenAt), BeyondLoopback: reach.Beyond}}
-	if isAuthenticated(r) {
+	if p, ok := personOf(r); ok {
 		out["home"] = s.cfg.App.Home.Dir()
+		out["person"] = personJSON{Name: p.Name, Subject: p.Subject, Issuer: p.Issuer, Roles: p.Roles.Names()}
+	}
+	if s.login != nil {
+		out["sign_in"] = "/auth/login"
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -104,6 +104,15 @@ function route() {
 async function loadStatus() {
   state.status = await api("GET", "/v1/status");
   const banner = $("#banner");
+  if (!state.status.authenticated && state.status.sign_in) {
+    banner.hidden = false;
+    banner.replaceChildren(
+      el("strong", {}, "Sign in to use packs. "),
+      el("a", { href: state.status.sign_in, id: "sign-in" }, "Sign in"),
+      " with your organization's account, or open the address packs serve printed.");
+    $("#send").disabled = true;
+    return false;
+  }
   if (!state.status.authenticated) {
     banner.hidden = false;
     banner.replaceChildren(
@@ -115,6 +124,14 @@ async function loadStatus() {
   }
   const m = state.status.model;
   $("#model").textContent = m.configured ? "model: " + m.describe : "no model configured";
+  // Signed in with OIDC: who, and in which roles (the token holder is not named).
+  const who = state.status.person;
+  $("#person").textContent = who && who.subject ? "signed in as " + who.name + " (" + who.roles.join(", ") + ")" : "";
+  // Show only the pages the person's roles open (the server refuses the rest).
+  const roles = (who && who.roles) || [];
+  const can = (...want) => want.some(r => roles.includes(r));
+  $("#nav-audit").hidden = !can("admin", "auditor");
+  for (const v of ["chat", "agents", "packs", "settings"]) $("#nav-" + v).hidden = !can("admin", "member");
   // Listening beyond loopback: whoever reaches the port with the token acts as you.
   const l = state.status.listen;
   $("#exposed").hidden = !l.beyond_loopback;
