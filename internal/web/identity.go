@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -130,20 +131,29 @@ func (s *Server) policy(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"source": pol.Source(), "effective": text})
 }
 
+// signin is the web sign-in of one Handler: its login flows and the
+// names of its cookies, which carry the bound address so that two servers
+// on one host keep apart.
+type signin struct {
+	login                      *identity.Login // nil without --oidc-issuer
+	loginCookie, sessionCookie string
+	log                        *slog.Logger
+}
+
 // signIn starts the web sign-in: the browser goes to the issuer, with the
 // sign-in's state in a cookie too, so that only this browser can finish it.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	if s.login == nil {
+func (a signin) signIn(w http.ResponseWriter, r *http.Request) {
+	if a.login == nil {
 		writeError(w, http.StatusNotFound, codeNotFound, "web: sign-in is not configured: start packs serve with --oidc-issuer, or open the address it printed")
 		return
 	}
-	to, state, err := s.login.Start(callbackURL(r))
+	to, state, err := a.login.Start(callbackURL(r))
 	if err != nil {
 		w.Header().Set("Retry-After", "60")
 		writeError(w, http.StatusTooManyRequests, codeBadRequest, "web: "+err.Error()+": try again in a minute")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.loginCookie, Value: state, Path: "/auth/", MaxAge: 600, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: a.loginCookie, Value: state, Path: "/auth/", MaxAge: 600, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
@@ -161,16 +171,16 @@ func callbackURL(r *http.Request) string {
 // signedIn finishes the sign-in: the code is exchanged (with the PKCE
 // verifier), the ID token verified, and the session's id set in an
 // HttpOnly, SameSite=Strict cookie.
-func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) {
+func (a signin) signedIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if s.login == nil {
+	if a.login == nil {
 		writeError(w, http.StatusNotFound, codeNotFound, "web: sign-in is not configured")
 		return
 	}
 	q := r.URL.Query()
-	c, err := r.Cookie(s.loginCookie)
-	http.SetCookie(w, &http.Cookie{Name: s.loginCookie, Path: "/auth/", MaxAge: -1, HttpOnly: true})
+	c, err := r.Cookie(a.loginCookie)
+	http.SetCookie(w, &http.Cookie{Name: a.loginCookie, Path: "/auth/", MaxAge: -1, HttpOnly: true})
 	switch {
 	case q.Get("error") != "":
 		writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: the issuer refused the sign-in: "+q.Get("error")+" "+q.Get("error_description"))
@@ -179,9 +189,9 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, codeUnauthorized, "web: this sign-in was not started in this browser: open /auth/login again")
 		return
 	}
-	sid, p, err := s.login.Finish(r.Context(), q.Get("state"), q.Get("code"))
+	sid, p, err := a.login.Finish(r.Context(), q.Get("state"), q.Get("code"))
 	if err != nil {
-		s.log.Warn("web: sign-in refused", "err", err)
+		a.log.Warn("web: sign-in refused", "err", err)
 		code := http.StatusUnauthorized
 		if errors.Is(err, identity.ErrNoRole) {
 			code = http.StatusForbidden
@@ -189,17 +199,17 @@ func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, codeUnauthorized, "web: sign-in refused: "+err.Error())
 		return
 	}
-	s.log.Info("web: signed in", "subject", p.Subject, "name", p.Name, "roles", p.Roles.String())
-	http.SetCookie(w, &http.Cookie{Name: s.sessionCookie, Value: sid, Path: "/", MaxAge: int(identity.SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	a.log.Info("web: signed in", "subject", p.Subject, "name", p.Name, "roles", p.Roles.String())
+	http.SetCookie(w, &http.Cookie{Name: a.sessionCookie, Value: sid, Path: "/", MaxAge: int(identity.SessionTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // signOut ends the session of the request.
-func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(s.sessionCookie); err == nil && s.login != nil {
-		s.login.End(c.Value)
+func (a signin) signOut(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(a.sessionCookie); err == nil && a.login != nil {
+		a.login.End(c.Value)
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.sessionCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: a.sessionCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, map[string]bool{"signed_out": true})
 }
 

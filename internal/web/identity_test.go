@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
-	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/internal/identity"
 	"github.com/packs-run/packs/internal/identity/identitytest"
 	"github.com/packs-run/packs/internal/llm/llmtest"
@@ -145,7 +144,7 @@ func TestMemberCannotSeeOthersCall(t *testing.T) {
 	bob := e.as(op.Token(t, "bob", map[string]any{"groups": []string{"engineering"}}))
 	ada := e.as(op.Token(t, "ada", map[string]any{"groups": []string{"packs-admins"}}))
 
-	e.model.Push(calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)), llmtest.Turn{Text: "done"})
+	e.model.Push(append(waitsForAPerson(), llmtest.Turn{Text: "done"})...)
 	var c chatJSON
 	mia.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &c)
 	ev := mia.stream(c.ID)

@@ -134,8 +134,6 @@ type Server struct {
 
 	// login is the web sign-in (nil without OIDC); its cookies carry the
 	// port, like the token's. Set by Handler.
-	login                      *identity.Login
-	loginCookie, sessionCookie string
 }
 
 // New checks cfg and returns a Server.
@@ -220,15 +218,15 @@ func (s *Server) Handler(boundAddr string) (http.Handler, error) {
 			g.public[rt.pattern] = true
 		}
 	}
-	s.loginCookie, s.sessionCookie = "packs_login_"+strings.TrimPrefix(tokenCookie(boundAddr), "packs_token_"), sessionCookieName(boundAddr)
+	sg := signin{loginCookie: "packs_login_" + strings.TrimPrefix(tokenCookie(boundAddr), "packs_token_"), sessionCookie: sessionCookieName(boundAddr), log: s.log}
 	if s.cfg.OIDC != nil {
-		s.login = s.cfg.OIDC.NewLogin()
-		g.oidc, g.login, g.session = s.cfg.OIDC, s.login, s.sessionCookie
+		sg.login = s.cfg.OIDC.NewLogin()
+		g.oidc, g.login, g.session = s.cfg.OIDC, sg.login, sg.sessionCookie
 	}
 	s.mu.Lock()
 	s.reach = g.hosts.Reach()
 	s.mu.Unlock()
-	return g.wrap(s.routes()), nil
+	return g.wrap(s.routes(sg)), nil
 }
 
 // route is one endpoint of the /v1 API: "METHOD /v1/path", as
@@ -296,14 +294,14 @@ func (s *Server) apiRoutes() []route {
 }
 
 // routes maps every path of the API and the UI.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes(sg signin) http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.apiRoutes() {
 		mux.HandleFunc(rt.pattern, s.allow(rt))
 	}
-	mux.HandleFunc("GET /auth/login", s.signIn)
-	mux.HandleFunc("GET /auth/callback", s.signedIn)
-	mux.HandleFunc("POST /auth/logout", s.signOut)
+	mux.HandleFunc("GET /auth/login", sg.signIn)
+	mux.HandleFunc("GET /auth/callback", sg.signedIn)
+	mux.HandleFunc("POST /auth/logout", sg.signOut)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: GET /v1/openapi.json describes the /v1 API", r.Method, r.URL.Path))
 	})
@@ -383,7 +381,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		out["home"] = s.cfg.App.Home.Dir()
 		out["person"] = personJSON{Name: p.Name, Subject: p.Subject, Issuer: p.Issuer, Roles: p.Roles.Names()}
 	}
-	if s.login != nil {
+	if s.cfg.OIDC != nil {
 		out["sign_in"] = "/auth/login"
 	}
 	writeJSON(w, http.StatusOK, out)
