@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/wasmbin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -350,29 +352,38 @@ func BenchmarkPipelineCall(b *testing.B) {
 // warmPacks is how many packs BenchmarkWarmPacks keeps warm.
 const warmPacks = 50
 
-// BenchmarkWarmPacks keeps warmPacks packs of the same module warm (each
-// its own pool, as installed packs are) and calls them round robin:
-// rss-MB is the growth of the process's resident memory (see memoryInUse)
-// with every pool full, p50-ns the call. Its peer keeps one instance per
-// pack.
+// BenchmarkWarmPacks keeps warmPacks packs warm, each with its own module
+// (as installed packs are: distinct modules, so distinct compiled code; see
+// variantModules) and its own pool, and calls them round robin: MiB/pack
+// is the growth of the process's resident memory (see memoryInUse) with
+// every pack called and every pool settled, divided by warmPacks; p50-ns
+// the call. Its peer keeps one go-sdk instance per pack, each compiled
+// from the same modules.
 func BenchmarkWarmPacks(b *testing.B) {
 	for _, g := range benchGuests(b) {
 		if g.fn == "" {
 			continue
 		}
 		b.Run(g.name+"/packs", func(b *testing.B) {
-			h := newHarness(b, Config{})
+			mods := variantModules(b, g.src, warmPacks)
+			h := newHarness(b, Config{CacheDir: benchCache()})
 			var invs []Invocation
-			for i := range warmPacks {
-				p := modulePack(b, fmt.Sprintf("warm%d", i), "", g.src, map[string]string{"echo": g.fn})
+			for i, mod := range mods {
+				p := modulePack(b, fmt.Sprintf("warm%d", i), "", mod, map[string]string{"echo": g.fn})
+				if err := h.rt.Precompile(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
 				invs = append(invs, h.invocation(p, "echo", benchInput, h.grant(p, nil)))
 			}
+			// The packs are loaded from the disk cache by a new Runtime, as
+			// in a new process; what Precompile compiled is released.
+			h.rt.Close(context.Background())
+			h = newHarness(b, Config{CacheDir: benchCache()})
 			call := func(inv Invocation) {
 				if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 					b.Fatal(err)
 				}
 			}
-			call(invs[0]) // compiles
 			rss0, _ := memoryInUse(b)
 			for _, inv := range invs {
 				call(inv)
@@ -386,20 +397,16 @@ func BenchmarkWarmPacks(b *testing.B) {
 				call(invs[i%len(invs)])
 				durs = append(durs, time.Since(begin))
 			}
+			b.StopTimer()
 			reportPercentiles(b, durs)
-			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
 		})
 		b.Run(g.name+"/peer=extism-reused", func(b *testing.B) {
-			newPeer := peerFactory(b, "extism-reused", g.src, g.fn)
-			first := newPeer()
-			defer first.close(context.Background())
-			if err := first.call(context.Background(), []byte(benchInput)); err != nil {
-				b.Fatal(err)
-			}
+			mods := variantModules(b, g.src, warmPacks)
 			rss0, _ := memoryInUse(b)
 			peers := make([]peer, warmPacks)
 			for i := range peers {
-				peers[i] = newPeer()
+				peers[i] = peerFactoryIn(b, benchCache(), "extism-reused", mods[i], g.fn)()
 				defer peers[i].close(context.Background())
 				if err := peers[i].call(context.Background(), []byte(benchInput)); err != nil {
 					b.Fatal(err)
@@ -415,11 +422,43 @@ func BenchmarkWarmPacks(b *testing.B) {
 				}
 				durs = append(durs, time.Since(begin))
 			}
+			b.StopTimer()
 			reportPercentiles(b, durs)
-			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
 		})
 	}
 }
+
+// variantModules writes n distinct modules that behave as src does: src
+// with a custom section that numbers it appended. Each hashes differently,
+// so each is compiled, cached and held on its own, as n different packs'
+// modules are.
+func variantModules(b *testing.B, src string, n int) []string {
+	b.Helper()
+	wasm, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	out := make([]string, n)
+	for i := range out {
+		payload := wasmbin.AppendName(nil, "packs-bench-variant")
+		payload = wasmbin.AppendU32(payload, uint32(i))
+		mod := append(append(slices.Clip(wasm), wasmbin.SectionCustom), wasmbin.AppendU32(nil, uint32(len(payload)))...)
+		mod = append(mod, payload...)
+		out[i] = filepath.Join(dir, fmt.Sprintf("v%d.wasm", i))
+		if err := os.WriteFile(out[i], mod, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// benchCache is the compilation cache of the benchmarks that compile many
+// distinct modules (BenchmarkWarmPacks): kept across runs, beside
+// internal/testcache's, so that only the first run compiles them. Entries
+// are keyed by each module's digest and the compiler's version.
+func benchCache() string { return filepath.Join(os.TempDir(), "packs-bench-modules") }
 
 // waitPoolsFull waits until no pool of rt is building.
 func waitPoolsFull(rt *Runtime) {
