@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -261,9 +262,10 @@ func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
 // memoryInUse returns the process's proportional set size (its resident
 // memory, a page mapped N times counting 1/N each time: pages that
 // instances share count once), from /proc, and the Go heap in use, after a
-// garbage collection.
+// garbage collection that returns freed memory to the system (else a heap
+// grown and freed earlier hides what is allocated after).
 func memoryInUse(b *testing.B) (pss, heap int64) {
-	goruntime.GC()
+	debug.FreeOSMemory()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
 	rollup, err := os.ReadFile("/proc/self/smaps_rollup")
@@ -384,12 +386,12 @@ func BenchmarkWarmPacks(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			rss0, _ := memoryInUse(b)
+			rss0, heap0 := memoryInUse(b)
 			for _, inv := range invs {
 				call(inv)
 			}
 			waitPoolsFull(h.rt)
-			rss1, _ := memoryInUse(b)
+			rss1, heap1 := memoryInUse(b)
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -400,10 +402,11 @@ func BenchmarkWarmPacks(b *testing.B) {
 			b.StopTimer()
 			reportPercentiles(b, durs)
 			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
+			b.ReportMetric(float64(heap1-heap0)/(1<<20)/warmPacks, "heap-MiB/pack")
 		})
 		b.Run(g.name+"/peer=extism-reused", func(b *testing.B) {
 			mods := variantModules(b, g.src, warmPacks)
-			rss0, _ := memoryInUse(b)
+			rss0, heap0 := memoryInUse(b)
 			peers := make([]peer, warmPacks)
 			for i := range peers {
 				peers[i] = peerFactoryIn(b, benchCache(), "extism-reused", mods[i], g.fn)()
@@ -412,7 +415,7 @@ func BenchmarkWarmPacks(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			rss1, _ := memoryInUse(b)
+			rss1, heap1 := memoryInUse(b)
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -425,6 +428,7 @@ func BenchmarkWarmPacks(b *testing.B) {
 			b.StopTimer()
 			reportPercentiles(b, durs)
 			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
+			b.ReportMetric(float64(heap1-heap0)/(1<<20)/warmPacks, "heap-MiB/pack")
 		})
 	}
 }
