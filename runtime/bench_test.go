@@ -67,7 +67,7 @@ func BenchmarkWarmCall(b *testing.B) {
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				for len(pl.ready) < cap(pl.ready) {
+				for len(pl.ready) < int(pl.target.Load()) {
 					time.Sleep(20 * time.Microsecond)
 				}
 				begin := time.Now()
@@ -286,7 +286,7 @@ func memoryInUse(b *testing.B) (pss, heap int64) {
 }
 
 // onlyPool returns the Runtime's one pool.
-func onlyPool(b *testing.B, rt *Runtime) *pool {
+func onlyPool(b testing.TB, rt *Runtime) *pool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.pools) != 1 {
@@ -339,7 +339,7 @@ func BenchmarkPipelineCall(b *testing.B) {
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				for len(pool.ready) < cap(pool.ready) {
+				for len(pool.ready) < int(pool.target.Load()) {
 					time.Sleep(20 * time.Microsecond)
 				}
 				begin := time.Now()
