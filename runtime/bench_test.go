@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -477,8 +478,17 @@ func variantModules(b *testing.B, src string, n int) []string {
 // benchCache is the compilation cache of the benchmarks that compile many
 // distinct modules (BenchmarkWarmPacks): kept across runs, beside
 // internal/testcache's, so that only the first run compiles them. Entries
-// are keyed by each module's digest and the compiler's version.
-func benchCache() string { return filepath.Join(os.TempDir(), "packs-bench-modules") }
+// are keyed by each module's digest and the compiler's version. Prepared
+// modules are named after the program that wrote them (prepared.go), and
+// every rebuilt test binary is a new program: the first use in a process
+// removes those of earlier ones, so they do not pile up.
+func benchCache() string {
+	dir := filepath.Join(os.TempDir(), "packs-bench-modules")
+	clearPrepared.Do(func() { os.RemoveAll(filepath.Join(dir, preparedDir)) })
+	return dir
+}
+
+var clearPrepared sync.Once
 
 // waitPoolsFull waits until no pool of rt is building.
 func waitPoolsFull(rt *Runtime) {
