@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/packs-run/packs/capability"
+	"github.com/packs-run/packs/internal/wasmbin"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -64,7 +68,7 @@ func BenchmarkWarmCall(b *testing.B) {
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				for len(pl.ready) < cap(pl.ready) {
+				for len(pl.ready) < int(pl.target.Load()) {
 					time.Sleep(20 * time.Microsecond)
 				}
 				begin := time.Now()
@@ -218,7 +222,7 @@ func BenchmarkPooledInstanceMemory(b *testing.B) {
 			var rss, heap float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rss0, heap0 := memoryInUse(b)
+				rss0, heap0 := settledMemory(b)
 				ins := make([]*instance, 0, held)
 				for j := 0; j < held; j++ {
 					early := &capability.MemoryRecorder{}
@@ -259,9 +263,10 @@ func benchSpec(b *testing.B, h *harness, inv Invocation) *spec {
 // memoryInUse returns the process's proportional set size (its resident
 // memory, a page mapped N times counting 1/N each time: pages that
 // instances share count once), from /proc, and the Go heap in use, after a
-// garbage collection.
+// garbage collection that returns freed memory to the system (else a heap
+// grown and freed earlier hides what is allocated after).
 func memoryInUse(b *testing.B) (pss, heap int64) {
-	goruntime.GC()
+	debug.FreeOSMemory()
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
 	rollup, err := os.ReadFile("/proc/self/smaps_rollup")
@@ -281,8 +286,24 @@ func memoryInUse(b *testing.B) (pss, heap int64) {
 	return 0, 0
 }
 
+// settledMemory is memoryInUse once the work in the background has
+// settled: the least of five readings 100 ms apart. Used instances are
+// closed in the background after their calls (Runtime.retire), and
+// wazero unmaps a closed Runtime's compiled code in finalizers, which run
+// after a collection: a reading taken before either is done counts what
+// is already let go.
+func settledMemory(b *testing.B) (pss, heap int64) {
+	pss, heap = memoryInUse(b)
+	for range 4 {
+		time.Sleep(100 * time.Millisecond)
+		p, h := memoryInUse(b)
+		pss, heap = min(pss, p), min(heap, h)
+	}
+	return pss, heap
+}
+
 // onlyPool returns the Runtime's one pool.
-func onlyPool(b *testing.B, rt *Runtime) *pool {
+func onlyPool(b testing.TB, rt *Runtime) *pool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.pools) != 1 {
@@ -335,7 +356,7 @@ func BenchmarkPipelineCall(b *testing.B) {
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				for len(pool.ready) < cap(pool.ready) {
+				for len(pool.ready) < int(pool.target.Load()) {
 					time.Sleep(20 * time.Microsecond)
 				}
 				begin := time.Now()
@@ -350,35 +371,44 @@ func BenchmarkPipelineCall(b *testing.B) {
 // warmPacks is how many packs BenchmarkWarmPacks keeps warm.
 const warmPacks = 50
 
-// BenchmarkWarmPacks keeps warmPacks packs of the same module warm (each
-// its own pool, as installed packs are) and calls them round robin:
-// rss-MB is the growth of the process's resident memory (see memoryInUse)
-// with every pool full, p50-ns the call. Its peer keeps one instance per
-// pack.
+// BenchmarkWarmPacks keeps warmPacks packs warm, each with its own module
+// (as installed packs are: distinct modules, so distinct compiled code; see
+// variantModules) and its own pool, and calls them round robin: MiB/pack
+// is the growth of the process's resident memory (see memoryInUse) with
+// every pack called and every pool settled, divided by warmPacks; p50-ns
+// the call. Its peer keeps one go-sdk instance per pack, each compiled
+// from the same modules.
 func BenchmarkWarmPacks(b *testing.B) {
 	for _, g := range benchGuests(b) {
 		if g.fn == "" {
 			continue
 		}
 		b.Run(g.name+"/packs", func(b *testing.B) {
-			h := newHarness(b, Config{})
+			mods := variantModules(b, g.src, warmPacks)
+			h := newHarness(b, Config{CacheDir: benchCache()})
 			var invs []Invocation
-			for i := range warmPacks {
-				p := modulePack(b, fmt.Sprintf("warm%d", i), "", g.src, map[string]string{"echo": g.fn})
+			for i, mod := range mods {
+				p := modulePack(b, fmt.Sprintf("warm%d", i), "", mod, map[string]string{"echo": g.fn})
+				if err := h.rt.Precompile(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
 				invs = append(invs, h.invocation(p, "echo", benchInput, h.grant(p, nil)))
 			}
+			// The packs are loaded from the disk cache by a new Runtime, as
+			// in a new process; what Precompile compiled is released.
+			h.rt.Close(context.Background())
+			h = newHarness(b, Config{CacheDir: benchCache()})
 			call := func(inv Invocation) {
 				if _, err := h.rt.invoke(context.Background(), inv); err != nil {
 					b.Fatal(err)
 				}
 			}
-			call(invs[0]) // compiles
-			rss0, _ := memoryInUse(b)
+			rss0, heap0 := settledMemory(b)
 			for _, inv := range invs {
 				call(inv)
 			}
 			waitPoolsFull(h.rt)
-			rss1, _ := memoryInUse(b)
+			rss1, heap1 := settledMemory(b)
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -386,26 +416,23 @@ func BenchmarkWarmPacks(b *testing.B) {
 				call(invs[i%len(invs)])
 				durs = append(durs, time.Since(begin))
 			}
+			b.StopTimer()
 			reportPercentiles(b, durs)
-			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
+			b.ReportMetric(float64(heap1-heap0)/(1<<20)/warmPacks, "heap-MiB/pack")
 		})
 		b.Run(g.name+"/peer=extism-reused", func(b *testing.B) {
-			newPeer := peerFactory(b, "extism-reused", g.src, g.fn)
-			first := newPeer()
-			defer first.close(context.Background())
-			if err := first.call(context.Background(), []byte(benchInput)); err != nil {
-				b.Fatal(err)
-			}
-			rss0, _ := memoryInUse(b)
+			mods := variantModules(b, g.src, warmPacks)
+			rss0, heap0 := settledMemory(b)
 			peers := make([]peer, warmPacks)
 			for i := range peers {
-				peers[i] = newPeer()
+				peers[i] = peerFactoryIn(b, benchCache(), "extism-reused", mods[i], g.fn)()
 				defer peers[i].close(context.Background())
 				if err := peers[i].call(context.Background(), []byte(benchInput)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			rss1, _ := memoryInUse(b)
+			rss1, heap1 := settledMemory(b)
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -415,11 +442,53 @@ func BenchmarkWarmPacks(b *testing.B) {
 				}
 				durs = append(durs, time.Since(begin))
 			}
+			b.StopTimer()
 			reportPercentiles(b, durs)
-			b.ReportMetric(float64(rss1-rss0)/(1<<20), "rss-MB")
+			b.ReportMetric(float64(rss1-rss0)/(1<<20)/warmPacks, "MiB/pack")
+			b.ReportMetric(float64(heap1-heap0)/(1<<20)/warmPacks, "heap-MiB/pack")
 		})
 	}
 }
+
+// variantModules writes n distinct modules that behave as src does: src
+// with a custom section that numbers it appended. Each hashes differently,
+// so each is compiled, cached and held on its own, as n different packs'
+// modules are.
+func variantModules(b *testing.B, src string, n int) []string {
+	b.Helper()
+	wasm, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	out := make([]string, n)
+	for i := range out {
+		payload := wasmbin.AppendName(nil, "packs-bench-variant")
+		payload = wasmbin.AppendU32(payload, uint32(i))
+		mod := append(append(slices.Clip(wasm), wasmbin.SectionCustom), wasmbin.AppendU32(nil, uint32(len(payload)))...)
+		mod = append(mod, payload...)
+		out[i] = filepath.Join(dir, fmt.Sprintf("v%d.wasm", i))
+		if err := os.WriteFile(out[i], mod, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// benchCache is the compilation cache of the benchmarks that compile many
+// distinct modules (BenchmarkWarmPacks): kept across runs, beside
+// internal/testcache's, so that only the first run compiles them. Entries
+// are keyed by each module's digest and the compiler's version. Prepared
+// modules are named after the program that wrote them (prepared.go), and
+// every rebuilt test binary is a new program: the first use in a process
+// removes those of earlier ones, so they do not pile up.
+func benchCache() string {
+	dir := filepath.Join(os.TempDir(), "packs-bench-modules")
+	clearPrepared.Do(func() { os.RemoveAll(filepath.Join(dir, preparedDir)) })
+	return dir
+}
+
+var clearPrepared sync.Once
 
 // waitPoolsFull waits until no pool of rt is building.
 func waitPoolsFull(rt *Runtime) {

@@ -44,8 +44,8 @@ type dataImage struct {
 // images holds every image stripData made: by the SHA-256 (hex) of the
 // module file it came from, for the life of the process (one per distinct
 // module, as the compiled code is), and by a weak pointer to the first byte
-// of each stripped module it returned, for as long as those bytes live.
-// imageFor finds them.
+// of each stripped module it returned, for as long as those bytes live
+// (imageOf finds them; prepare keeps its module's in module.image).
 var images sync.Map
 
 // errNoImage: a module's data segments were taken out and no image of them
@@ -54,23 +54,10 @@ var errNoImage = errors.New("runtime: the module's memory image is missing")
 
 // imageFor returns the image of m's data segments, nil when m keeps them.
 func imageFor(m *module) (*dataImage, error) {
-	if len(m.wasm) > 0 {
-		// An Extism plugin: go-sdk compiles m.wasm, the bytes stripData
-		// returned.
-		if img := imageOf(m.wasm); img != nil {
-			return img, nil
-		}
-		if hasNoData(m.wasm) {
-			return nil, errNoImage
-		}
-		return nil, nil
+	if m.stripped && m.image == nil {
+		return nil, errNoImage
 	}
-	// A WASI command, compiled from what stripData returned for the module
-	// file itself (the bytes m.key hashes).
-	if img, ok := images.Load(m.key.sha); ok {
-		return img.(*dataImage), nil
-	}
-	return nil, nil
+	return m.image, nil
 }
 
 // imageOf returns the image of wasm, a module stripData returned, or nil.

@@ -214,3 +214,35 @@ func shaHex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestCompiledModuleReleasesBytes: once a module is compiled, the runtime
+// keeps no copy of its prepared bytes (megabytes for a Go guest, per
+// installed pack), and its instances still start from its data image: the
+// Go plugin's initializer and call need their data segments.
+func TestCompiledModuleReleasesBytes(t *testing.T) {
+	src := needGoPlugin(t)
+	h := newHarness(t, Config{PoolSize: -1})
+	p := modulePack(t, "released", "", src, map[string]string{"echo": "echo"})
+	for range 2 {
+		res, err := h.invoke(p, "echo", `{"a":1}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(res.Output), `{"a":1}`; got != want {
+			t.Fatalf("echo: got %s, want %s", got, want)
+		}
+	}
+	h.rt.mu.Lock()
+	defer h.rt.mu.Unlock()
+	if len(h.rt.modules) != 1 {
+		t.Fatalf("%d modules, want 1", len(h.rt.modules))
+	}
+	for _, e := range h.rt.modules {
+		if e.m.wasm != nil {
+			t.Errorf("the compiled module still holds %d bytes of its prepared form", len(e.m.wasm))
+		}
+		if e.m.image == nil {
+			t.Error("the Go plugin has no data image")
+		}
+	}
+}

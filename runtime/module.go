@@ -43,9 +43,14 @@ type moduleKey struct {
 type module struct {
 	key    moduleKey
 	name   string // path relative to the pack, for messages
-	wasm   []byte // prepared bytes (Extism: go-sdk compiles them per plugin)
+	wasm   []byte // prepared bytes, until compiled (Extism: by Runtime.plugin)
 	info   moduleInfo
 	groups []capability.Name // host-function groups it imports (hostfns.ImportedGroups)
+	// image is what its data segments write, when prepare took them out
+	// (stripData); stripped says it did. An instance of a stripped module
+	// starts from its image or not at all (imageFor).
+	image    *dataImage
+	stripped bool
 
 	compiled wazero.CompiledModule // WASI only
 }
@@ -254,7 +259,7 @@ func (r *Runtime) prepare(ctx context.Context, key moduleKey, name string, raw [
 	if err != nil {
 		return nil, err
 	}
-	m := &module{key: key, name: name, wasm: wasm, info: info, groups: groups}
+	m := &module{key: key, name: name, wasm: wasm, info: info, groups: groups, image: imageOf(wasm), stripped: hasNoData(wasm)}
 	if key.abi == packs.ABIWASI {
 		if m.compiled, err = r.wasi.CompileModule(ctx, wasm); err != nil {
 			return nil, fmt.Errorf("compile: %w", err)
@@ -335,6 +340,10 @@ func (r *Runtime) plugin(ctx context.Context, m *module) (*extism.CompiledPlugin
 			return nil, err
 		}
 		e.plugin = cp
+		// Compiled: wazero holds what it needs of the module, and the
+		// prepared bytes (megabytes for a Go guest) are no longer needed.
+		// Only this entry, under e.mu, compiles from them.
+		m.wasm = nil
 	}
 	return e.plugin, nil
 }

@@ -43,12 +43,18 @@ func peerKinds(wasi bool) []string {
 // peerFactory compiles src once and returns a constructor of peers of kind.
 func peerFactory(tb testing.TB, kind, src, fn string) func() peer {
 	tb.Helper()
+	return peerFactoryIn(tb, sharedCache, kind, src, fn)
+}
+
+// peerFactoryIn is peerFactory with the compilation cache in cacheDir.
+func peerFactoryIn(tb testing.TB, cacheDir, kind, src, fn string) func() peer {
+	tb.Helper()
 	ctx := context.Background()
 	wasm, err := os.ReadFile(src)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cache, err := wazero.NewCompilationCacheWithDir(sharedCache)
+	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 	if err != nil {
 		tb.Fatal(err)
 	}

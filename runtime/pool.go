@@ -64,7 +64,13 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 	return out
 }
 
-// pool keeps PoolSize instances of one key ready, as memory allows: the
+// pool keeps instances of one key ready, as demand asks and memory allows:
+// it starts by keeping one, and each call that finds none ready (it builds
+// its own, on the spot, and waits for it) raises the number kept by one, up
+// to PoolSize. A pack called now and then holds one ready instance, one
+// called in bursts as many as its bursts took, as measured. The
+// ready instances of all pools hold at most Config.PoolMemory of memory
+// of their own (instance.cost). The
 // ready instances of all pools hold at most Config.PoolMemory of memory of
 // their own (instance.cost). A pool that needs room for an instance it
 // built closes the least recently used pools; when no other pool holds
@@ -72,9 +78,10 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 // ends (the next call of its key starts it again). One goroutine builds
 // them in the background, when the pool starts and after each call that took
 // one has finished: building while a call runs would slow that call down
-// (instantiation allocates megabytes; two cores are common), and the next
-// call still finds a ready instance when PoolSize is at least 2. Instances
-// are never returned to the pool: each serves one call.
+// (instantiation allocates megabytes; two cores are common), and calls that
+// follow one another faster than an instance is built have raised the
+// number kept, so the next call still finds one ready. Instances are never
+// returned to the pool: each serves one call.
 //
 // An instance is built before its call is approved, so it is built with no
 // capability at all (spec.ahead): its initializer's every exercise is
@@ -85,8 +92,9 @@ func envKey(g capability.Grant, environ []string) [32]byte {
 type pool struct {
 	key      poolKey
 	spec     *spec
-	ready    chan *instance
-	kick     chan struct{} // asks the refiller to fill the pool up again
+	ready    chan *instance // capacity PoolSize
+	target   atomic.Int32   // how many the refiller keeps ready: 1 to PoolSize, raised by demand
+	kick     chan struct{}  // asks the refiller to fill the pool up again
 	ctx      context.Context
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the refiller has returned
@@ -131,8 +139,22 @@ func (r *Runtime) take(ctx context.Context, key poolKey, s *spec, inv Invocation
 		return in, p, nil
 	default:
 	}
+	if ok {
+		p.demand()
+	}
 	in, err := newInstance(ctx, s, callFor(s, inv, log), nil)
 	return in, p, err
+}
+
+// demand records a call that found no ready instance in an existing pool:
+// the pool keeps one more, up to its capacity.
+func (p *pool) demand() {
+	for {
+		t := p.target.Load()
+		if int(t) >= cap(p.ready) || p.target.CompareAndSwap(t, t+1) {
+			return
+		}
+	}
 }
 
 // errInitNeedsCapabilities stops a pool from building ahead.
@@ -169,6 +191,7 @@ func (r *Runtime) startPoolLocked(key poolKey, s *spec) *pool {
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
+	p.target.Store(1)
 	r.pools[key] = p
 	r.wg.Add(1)
 	go func() {
@@ -247,7 +270,7 @@ func (p *pool) run(r *Runtime) {
 	defer close(p.done)
 	for {
 		p.building.Store(true)
-		for len(p.ready) < cap(p.ready) && p.ctx.Err() == nil && !p.onSpot.Load() {
+		for len(p.ready) < int(p.target.Load()) && p.ctx.Err() == nil && !p.onSpot.Load() {
 			early := &capability.MemoryRecorder{}
 			in, err := newInstance(p.ctx, p.spec, p.spec.ahead(early), early)
 			if err == nil && in.tried() {

@@ -41,7 +41,7 @@ import (
 	"github.com/packs-run/packs/packs"
 )
 
-// DefaultPoolSize is how many ready instances a Runtime keeps per pool key
+// DefaultPoolSize is the most ready instances a Runtime keeps per pool key
 // when Config.PoolSize is zero.
 const DefaultPoolSize = 2
 
@@ -57,9 +57,11 @@ type Config struct {
 	CacheDir string
 	// Logger receives the runtime's and the guests' logs. Nil discards.
 	Logger *slog.Logger
-	// PoolSize is the number of pre-initialized instances kept ready for
-	// each module, grant and workspace; 0 means DefaultPoolSize, a negative
-	// value disables the pool (every call instantiates on the spot).
+	// PoolSize is the most pre-initialized instances kept ready for each
+	// module, grant and workspace: a pool keeps one, and one more each time
+	// a call finds none ready, up to PoolSize. 0 means DefaultPoolSize, a
+	// negative value disables the pool (every call instantiates on the
+	// spot).
 	PoolSize int
 	// PoolMemory bounds, in bytes, the memory of their own that the ready
 	// instances of all pools hold together (pages shared by the instances
