@@ -35,7 +35,8 @@ type Filter struct {
 	Invocation string
 	Since      time.Time
 	Kind       Kind
-	Limit      int // newest Limit rows when > 0, still in seq order
+	After      int64 // only rows with a seq above it
+	Limit      int   // newest Limit rows when > 0, still in seq order
 }
 
 // Entries reads the rows f selects, in seq order.
@@ -54,6 +55,9 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		}
 		if f.Kind != "" {
 			where, args = append(where, "kind = ?"), append(args, string(f.Kind))
+		}
+		if f.After > 0 {
+			where, args = append(where, "seq > ?"), append(args, f.After)
 		}
 		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac FROM audit`
 		if len(where) > 0 {
