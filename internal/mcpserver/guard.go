@@ -38,6 +38,9 @@ type HTTPConfig struct {
 	// Token is the bearer token every request must carry. Required, on
 	// loopback too; httpguard.NewToken makes one.
 	Token string
+	// Metrics, when set, is served at GET MetricsPath behind the same
+	// guard and token (telemetry.Metrics.Handler).
+	Metrics http.Handler
 }
 
 // listenAddr returns the address to bind, defaulting the host to loopback.

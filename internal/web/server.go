@@ -38,6 +38,9 @@ var assets embed.FS
 // DefaultAddr is where packs serve listens without --addr: loopback only.
 const DefaultAddr = "127.0.0.1:7777"
 
+// MetricsPath is where Config.Metrics is served.
+const MetricsPath = "/metrics"
+
 var (
 	// ErrTokenRequired: Config.Token is missing or too weak to guard the
 	// API (see httpguard.CheckToken). The server never runs without one.
@@ -99,6 +102,9 @@ type Config struct {
 	// skills folders) beside the installed ones, and grants them; Chat's
 	// Catalog should serve them too (chat.Catalogs).
 	InPlace *app.InPlaceCatalog
+	// Metrics, when set, is served at GET /metrics (Prometheus' text
+	// format), behind the token like the API (telemetry.Metrics.Handler).
+	Metrics http.Handler
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
@@ -270,6 +276,11 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.apiRoutes() {
 		mux.HandleFunc(rt.pattern, rt.handler)
+	}
+	// /metrics sits outside /v1 where Prometheus looks for it, and needs
+	// the token all the same (guard.go, public).
+	if s.cfg.Metrics != nil {
+		mux.Handle("GET "+MetricsPath, s.cfg.Metrics)
 	}
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: GET /v1/openapi.json describes the /v1 API", r.Method, r.URL.Path))
