@@ -21,7 +21,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev librust-csv-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
-	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux"
+	# prometheus: promtool checks what /metrics serves, and a real Prometheus scrapes it (cmd/packs TestServeMetrics).
+	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux prometheus"
 fi
 
 missing=""

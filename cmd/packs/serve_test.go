@@ -101,11 +101,17 @@ func startServe(t *testing.T, home string, env ...string) served {
 // process printed on stderr so far.
 func startServeAt(t *testing.T, home, addr string, env ...string) (s served, stderr func() string) {
 	t.Helper()
+	return startServeArgs(t, home, []string{"--addr", addr}, env...)
+}
+
+// startServeArgs is startServe with the flags args.
+func startServeArgs(t *testing.T, home string, args []string, env ...string) (s served, stderr func() string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "--home", home, "serve", "--addr", addr)
+	cmd := exec.Command(exe, append([]string{"--home", home, "serve"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "PACKS_CLI_CHILD=1"), env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
