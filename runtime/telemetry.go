@@ -65,17 +65,19 @@ func DeniedBy(err error) string {
 // When nothing records the call (no tracer, or a trace not sampled), it
 // starts nothing and allocates nothing.
 func stage(ctx context.Context, name string) func(error) {
-	parent := trace.SpanFromContext(ctx)
-	if !parent.IsRecording() {
+	t, ok := ctx.Value(tracerKey{}).(trace.Tracer)
+	if !ok || !trace.SpanFromContext(ctx).IsRecording() {
 		return noEnd
 	}
-	_, sp := parent.TracerProvider().Tracer(tracerName).Start(ctx, name)
+	_, sp := t.Start(ctx, name)
 	return func(err error) { endSpan(sp, err) }
 }
 
 func noEnd(error) {}
 
-const tracerName = "github.com/packs-run/packs/runtime"
+// tracerKey holds, in a traced call's context, the tracer its stages'
+// spans are started with (the pipeline's).
+type tracerKey struct{}
 
 // endSpan ends sp, marking it failed with the error's Ending name (never
 // its text).
@@ -98,7 +100,8 @@ func (p *Pipeline) startCall(ctx context.Context, req Request, id string) (conte
 	if req.Builtin != nil {
 		tool = req.Builtin.Name
 	}
-	return p.cfg.Tracer.Start(ctx, SpanCall, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+	ctx = context.WithValue(ctx, tracerKey{}, p.cfg.Tracer)
+	return p.cfg.Tracer.Start(ctx, SpanCall, trace.WithAttributes(
 		AttrPack.String(req.Ref.Name), AttrTool.String(tool), AttrInvocation.String(id), AttrClient.String(req.Client)))
 }
 
