@@ -87,19 +87,23 @@ func TestCallSpansOverOTLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(args string) runtime.Outcome {
+	call := func(args string, v capability.Verdict) runtime.Outcome {
 		o, err := pl.Call(ctx, runtime.Request{Pack: p, Ref: e.Ref(), Tool: "add", Arguments: json.RawMessage(args),
-			Workspace: t.TempDir(), Approvers: []capability.Approver{verdict(capability.RunOnce)}})
+			Workspace: t.TempDir(), Approvers: []capability.Approver{verdict(v)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return o
 	}
-	ok := call(`{"a": 424242.125, "b": 1}`)
+	ok := call(`{"a": 424242.125, "b": 1}`, capability.RunOnce)
 	if ok.Err != nil {
 		t.Fatalf("add: %v", ok.Err)
 	}
-	bad := call(`{"a": 1, "b": 2, "` + argMarker + `": "` + secretValue + `"}`)
+	bad := call(`{"a": 1, "b": 2, "`+argMarker+`": "`+secretValue+`"}`, capability.RunOnce)
+	denied := call(`{"a": 1, "b": 2}`, capability.Deny)
+	if denied.Status != capability.StatusDenied {
+		t.Fatalf("a call the approver denied ended %s", denied.Status)
+	}
 	if bad.Err == nil || !strings.Contains(bad.Err.Error(), argMarker) {
 		t.Fatalf("the refused call's error %v does not quote its arguments: the test would prove nothing", bad.Err)
 	}
@@ -121,8 +125,8 @@ func TestCallSpansOverOTLP(t *testing.T) {
 			roots[string(sp.SpanId)] = sp
 		}
 	}
-	if len(roots) != 2 {
-		t.Fatalf("got %d call spans, want 2 (one per call): %v", len(roots), recv.spans)
+	if len(roots) != 3 {
+		t.Fatalf("got %d call spans, want 3 (one per call): %v", len(roots), recv.spans)
 	}
 	children := slices.Clone(recv.spans)
 	slices.SortStableFunc(children, func(x, y *tracepb.Span) int { return int(int64(x.StartTimeUnixNano) - int64(y.StartTimeUnixNano)) })
@@ -138,8 +142,9 @@ func TestCallSpansOverOTLP(t *testing.T) {
 		got[id] = append(got[id], sp.Name)
 	}
 	want := map[string][]string{
-		ok.Invocation:  {runtime.SpanValidate, runtime.SpanGate, runtime.SpanGrant, runtime.SpanIntegrity, runtime.SpanInvoke, runtime.SpanAudit},
-		bad.Invocation: {runtime.SpanValidate, runtime.SpanAudit},
+		ok.Invocation:     {runtime.SpanValidate, runtime.SpanGate, runtime.SpanGrant, runtime.SpanIntegrity, runtime.SpanInvoke, runtime.SpanAudit},
+		bad.Invocation:    {runtime.SpanValidate, runtime.SpanAudit},
+		denied.Invocation: {runtime.SpanValidate, runtime.SpanGate, runtime.SpanAudit},
 	}
 	for id, names := range want {
 		if !slices.Equal(got[id], names) {
@@ -148,9 +153,15 @@ func TestCallSpansOverOTLP(t *testing.T) {
 	}
 	for _, root := range roots {
 		inv := attr(root, string(runtime.AttrInvocation))
-		wantStatus, wantDecision := "ok", capability.RunOnce.String()
-		if inv == bad.Invocation {
+		wantStatus, wantDecision, wantBy := "ok", capability.RunOnce.String(), ""
+		switch inv {
+		case bad.Invocation:
 			wantStatus, wantDecision = "invalid_input", capability.Deny.String()
+		case denied.Invocation:
+			wantStatus, wantDecision, wantBy = "denied", capability.Deny.String(), string(capability.LayerGate)
+		}
+		if got := attr(root, string(runtime.AttrDeniedBy)); got != wantBy {
+			t.Errorf("call span %s: denied_by %q, want %q", inv, got, wantBy)
 		}
 		if attr(root, string(runtime.AttrPack)) != "test-math" || attr(root, string(runtime.AttrTool)) != "add" ||
 			attr(root, string(runtime.AttrStatus)) != wantStatus || attr(root, string(runtime.AttrDecision)) != wantDecision {
