@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
@@ -179,7 +180,7 @@ func TestAuditExportFollow(t *testing.T) {
 	// holds want of them, appending rows once it has read at.
 	follower := func(want int, at map[int]int, args ...string) ([]int64, string) {
 		t.Helper()
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a follower that misses a row fails, not hangs
 		defer cancel()
 		pr, pw := io.Pipe()
 		var stderr bytes.Buffer

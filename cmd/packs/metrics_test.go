@@ -169,3 +169,15 @@ func grepLines(s, substr string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestMetricsAddrUsage: --metrics-addr serves what an HTTP server counts,
+// so packs mcp refuses it over stdio; a bad address is a usage error.
+func TestMetricsAddrUsage(t *testing.T) {
+	home := t.TempDir()
+	if r := withHome(t, home, "mcp", "--metrics-addr", "127.0.0.1:0"); r.code != exitUsage || !strings.Contains(r.stderr, "--http") {
+		t.Errorf("packs mcp --metrics-addr without --http: exit %d, want %d naming --http\n%s", r.code, exitUsage, r.stderr)
+	}
+	if r := withHome(t, home, "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1"); r.code != exitUsage || !strings.Contains(r.stderr, "--metrics-addr") {
+		t.Errorf("packs serve --metrics-addr 127.0.0.1 (no port): exit %d, want %d naming the flag\n%s", r.code, exitUsage, r.stderr)
+	}
+}

@@ -22,7 +22,7 @@ import (
 // the seqs it handed on.
 func follow(t *testing.T, ctx context.Context, f func(context.Context, func(audit.Entry) error) error, stop func([]int64) bool) []int64 {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a follower that misses a row fails, not hangs
 	defer cancel()
 	var got []int64
 	err := f(ctx, func(e audit.Entry) error {
@@ -91,7 +91,10 @@ func TestFollowStopsAtBrokenChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []int64
-	err := audit.Follow(ctx, db, 0, time.Millisecond, func(e audit.Entry) error { got = append(got, e.Seq); return nil })
+	// Bounded: a follower that let the edited row through would follow on.
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := audit.Follow(fctx, db, 0, time.Millisecond, func(e audit.Entry) error { got = append(got, e.Seq); return nil })
 	if !errors.Is(err, audit.ErrBroken) {
 		t.Fatalf("Follow over an edited row: %v, want ErrBroken", err)
 	}
