@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/packs"
@@ -53,6 +55,11 @@ type PipelineConfig struct {
 	// Secrets supplies the values of the secrets a grant holds (see
 	// SecretSource); nil refuses every call whose grant holds one.
 	Secrets SecretSource
+	// Tracer, when set, traces each call: a span for the call and one for
+	// each of its stages (telemetry.go). nil traces nothing, at no cost.
+	Tracer trace.Tracer
+	// Observer, when set, is told how each call ended (metrics).
+	Observer CallObserver
 }
 
 // NewPipeline returns the pipeline that runs tools on rt.
@@ -208,6 +215,7 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
+	ctx, span := p.startCall(ctx, req, o.Invocation)
 	rec := capability.CallRecord{Invocation: o.Invocation, Chat: req.Chat, Client: req.Client, Person: req.Person, Issuer: req.Issuer, Pack: req.Ref.Name, Arguments: args, Started: o.Started}
 	o.Output, o.Result, o.Err = p.call(ctx, req, args, &o, &rec)
 	o.Finished = time.Now()
@@ -223,8 +231,15 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 			rec.Approver = de.Approver
 		}
 	}
-	if err := p.cfg.Audit.RecordCall(context.WithoutCancel(ctx), rec); err != nil {
+	end := stage(ctx, SpanAudit)
+	err := p.cfg.Audit.RecordCall(context.WithoutCancel(ctx), rec)
+	end(err)
+	endCall(span, o, rec)
+	if err != nil {
 		return o, fmt.Errorf("runtime: audit of %s: %w", o.Invocation, err)
+	}
+	if p.cfg.Observer != nil {
+		p.cfg.Observer.CallEnded(rec.Pack, rec.Tool, o)
 	}
 	return o, nil
 }
@@ -232,28 +247,33 @@ func (p *Pipeline) Call(ctx context.Context, req Request) (Outcome, error) {
 // call is the pipeline proper; Call wraps it with the audit record. It
 // reads as the steps of the Pipeline's doc comment.
 func (p *Pipeline) call(ctx context.Context, req Request, args json.RawMessage, o *Outcome, rec *capability.CallRecord) (json.RawMessage, Result, error) {
+	end := stage(ctx, SpanValidate)
 	tool, err := validate(req, args, rec)
-	if err != nil {
+	if end(err); err != nil {
 		return nil, Result{}, err
 	}
+	end = stage(ctx, SpanGate)
 	pending, preview, once, err := p.pending(ctx, req, tool, args, o.Invocation, rec.Tool)
 	if err != nil {
+		end(err)
 		return nil, Result{}, err
 	}
 	asked := time.Now()
 	ap, err := p.decide(ctx, req, pending)
 	o.Waited = time.Since(asked)
-	if err != nil {
+	if end(err); err != nil {
 		return nil, Result{}, err
 	}
 	o.Approval = ap
 	rec.Approver, rec.Verdict, rec.Remembered, rec.ByAttach = ap.Approver(), ap.Verdict(), ap.Remembered(), ap.ByAttach()
+	end = stage(ctx, SpanGrant)
 	g, err := p.take(ctx, req, tool, ap, preview, once)
 	if err != nil {
+		end(err)
 		return nil, Result{}, err
 	}
 	ctx, sec, err := p.callContext(ctx, req, g)
-	if err != nil {
+	if end(err); err != nil {
 		return nil, Result{}, err
 	}
 	out, res, err := p.run(ctx, req, tool, args, ap, g, o)
@@ -472,11 +492,16 @@ func (p *Pipeline) builtin(ctx context.Context, req Request, args json.RawMessag
 		return nil, 0, &stopError{msg: ErrNotApproved.Error() + ": " + err.Error(), errs: []error{ErrNotApproved, err}}
 	}
 	if req.Ref.Digest != "" && req.Pack != nil {
-		if _, err := p.rt.content.Verify(req.Pack.Name, req.Pack.Dir, req.Ref.Digest); err != nil {
+		end := stage(ctx, SpanIntegrity)
+		_, err := p.rt.content.Verify(req.Pack.Name, req.Pack.Dir, req.Ref.Digest)
+		if end(err); err != nil {
 			return nil, 0, err
 		}
 	}
-	return req.Builtin.Run(ctx, Granted{Invocation: id, Approval: ap, Grant: g, Recorder: rec})
+	end := stage(ctx, SpanInvoke)
+	out, code, err := req.Builtin.Run(ctx, Granted{Invocation: id, Approval: ap, Grant: g, Recorder: rec})
+	end(err)
+	return out, code, err
 }
 
 // grant resolves the pack's effective grant for req; take spends "once"

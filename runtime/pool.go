@@ -317,3 +317,21 @@ func (p *pool) close(ctx context.Context) {
 		}
 	}
 }
+
+// PoolStats is what a Runtime's pools hold at one moment.
+type PoolStats struct {
+	Pools int   // pools kept (one per module, grant and workspace)
+	Ready int   // instances built ahead, ready for a call
+	Bytes int64 // memory of their own the ready instances hold
+}
+
+// Pools reports what r's pools hold, for metrics.
+func (r *Runtime) Pools() PoolStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := PoolStats{Pools: len(r.pools), Bytes: r.pooled}
+	for _, p := range r.pools {
+		st.Ready += len(p.ready)
+	}
+	return st
+}

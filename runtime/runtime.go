@@ -307,8 +307,9 @@ func (r *Runtime) invoke(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	var content *packs.Content
 	if inv.Integrity != "" {
+		end := stage(ctx, SpanIntegrity)
 		c, err := r.content.Verify(inv.Pack.Name, inv.Pack.Dir, inv.Integrity)
-		if err != nil {
+		if end(err); err != nil {
 			return Result{}, err
 		}
 		content = &c
@@ -322,6 +323,8 @@ func (r *Runtime) invoke(ctx context.Context, inv Invocation) (Result, error) {
 		res Result
 		err error
 	)
+	end := stage(ctx, SpanInvoke)
+	defer func() { end(err) }()
 	switch inv.Tool.Run.ABI {
 	case packs.ABIExec:
 		res, err = r.runExec(ctx, inv, input, lim, log)

@@ -15,6 +15,8 @@
 #                                                                leave their grant (setpriv, from util-linux, drops to nobody)
 #   postgresql                                                   the PostgreSQL store's tests: internal/testpg starts a server
 #                                                                (initdb, postgres) in a temp dir, as the postgres user
+#   prometheus                                                   promtool checks what /metrics serves, and a real Prometheus
+#                                                                scrapes it (cmd/packs TestServeMetrics)
 #
 # With WITH_TEST_DEPS=1 it also installs the Node packages of the real MCP clients (test/mcp) and the
 # OpenAPI linter (test/openapi: @redocly/cli, which lints internal/web/openapi.json in make test).
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev librust-csv-dev lld-14 wabt binaryen"
 if [ "${WITH_TEST_DEPS:-0}" = 1 ]; then
-	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux postgresql"
+	APT_PACKAGES="$APT_PACKAGES tmux chromium git openssh-client docker-registry curl python3 util-linux postgresql prometheus"
 fi
 
 missing=""

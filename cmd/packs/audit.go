@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/dist"
+	"github.com/packs-run/packs/internal/store"
 )
 
 func (c *cli) auditCommand() *cobra.Command {
@@ -238,10 +240,12 @@ func writeVerifyJSON(w io.Writer, rep audit.Report) error {
 }
 
 func (c *cli) auditExportCommand() *cobra.Command {
-	var output string
+	var output, syslog string
+	var follow bool
+	var after int64
 	export := &cobra.Command{
-		Use:   "export [--output FILE]",
-		Short: "Write the whole audit log as JSONL for a collector, and record a checkpoint",
+		Use:   "export [--output FILE] | export --follow [--after SEQ] [--syslog udp://HOST:PORT|tcp://HOST:PORT]",
+		Short: "Write the whole audit log as JSONL for a collector, and record a checkpoint; or follow it",
 		Long: `export writes every audit row as one JSON object per line (JSONL) to stdout,
 or to FILE (mode 0600, replaced whole) with --output. Each line carries its
 seq, the hash of the row before (prev_hash), its own hash and its MAC, so a
@@ -250,15 +254,35 @@ collector can check that each export continues the last one it kept.
 export checks the chain as it writes. When it holds, export records a
 checkpoint (seq, hash and MAC of the last row) beside the audit key, which
 packs audit verify then checks packs.db against. When it does not, the rows
-are written all the same, no checkpoint is recorded, and export exits 1.`,
+are written all the same, no checkpoint is recorded, and export exits 1.
+
+--follow writes the rows after --after SEQ (all of them without it), then
+each row as it is written, until interrupted. Each row comes once: a
+collector that keeps the seq of the last line it stored and restarts with
+--after that seq gets neither a gap nor a repeat. The chain is checked as
+rows go; at a row that breaks it, follow stops and exits 1. --syslog sends
+the rows to a syslog receiver instead of stdout, as RFC 5424 messages
+(facility "log audit") whose MSG is the JSONL line; over tcp:// they are
+framed by octet counting (RFC 6587). docs/audit.md says more.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case follow && output != "":
+				return usageError("audit export: --follow writes to stdout or --syslog, not --output")
+			case !follow && (after != 0 || syslog != ""):
+				return usageError("audit export: --after and --syslog go with --follow")
+			case after < 0:
+				return usageError("audit export: --after %d: want the seq of a row", after)
+			}
 			ctx := cmd.Context()
 			a, err := c.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
+			if follow {
+				return c.follow(ctx, a.DB, after, syslog)
+			}
 			if output == "" {
 				res, err := audit.Export(ctx, a.DB, c.stdout, a.AuditKeyDir())
 				return c.exported(res, err, "stdout")
@@ -284,7 +308,43 @@ are written all the same, no checkpoint is recorded, and export exits 1.`,
 		},
 	}
 	export.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of stdout")
+	export.Flags().BoolVar(&follow, "follow", false, "keep writing rows as they are written, until interrupted")
+	export.Flags().Int64Var(&after, "after", 0, "with --follow: start after the row with this seq")
+	export.Flags().StringVar(&syslog, "syslog", "", "with --follow: send rows to this syslog receiver (udp://HOST:PORT or tcp://HOST:PORT)")
 	return export
+}
+
+// follow is audit export --follow: rows to stdout as JSONL, or to a syslog
+// receiver. Stopping (an interrupt) is not an error; stderr says the last
+// seq handed on, for --after.
+func (c *cli) follow(ctx context.Context, db *store.DB, after int64, syslog string) error {
+	enc := json.NewEncoder(c.stdout)
+	emit := func(e audit.Entry) error { return enc.Encode(e) }
+	to := "stdout"
+	if syslog != "" {
+		s, err := audit.DialSyslog(syslog, 10*time.Second)
+		if errors.Is(err, audit.ErrSyslogURL) {
+			return usageError("audit export: --syslog: %v", err)
+		}
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		emit, to = s.Send, syslog
+	}
+	last := after
+	err := audit.Follow(ctx, db, after, 0, func(e audit.Entry) error {
+		if err := emit(e); err != nil {
+			return err
+		}
+		last = e.Seq
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit export: followed to seq %d, then: %w (resume with --after %d)", last, err, last)
+	}
+	fmt.Fprintf(c.stderr, "followed to seq %d on %s; resume with --after %d\n", last, to, last)
+	return nil
 }
 
 // exported reports an export on stderr (stdout may be the export itself).

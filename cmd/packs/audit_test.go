@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
@@ -184,5 +189,98 @@ func TestAuditPerson(t *testing.T) {
 	}
 	if v := verifyOut(t, home, 0); !v.OK || v.Rows != 7 {
 		t.Errorf("verify: %+v", v)
+	}
+}
+
+// TestAuditExportFollow: export --follow writes each row once, keeps
+// following the rows a writer appends, and resumes with --after the last
+// seq it wrote, across a restart, without a gap or a repeat.
+func TestAuditExportFollow(t *testing.T) {
+	home := auditHome(t) // seqs 1..4
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(home, "packs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := audit.Open(ctx, db, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendRows := func(n int) {
+		t.Helper()
+		for range n {
+			if err := l.RecordExercise(capability.Exercise{Pack: "weather", Tool: "t", Invocation: "i", Capability: capability.Network, Resource: "api.weather.example", Allowed: true, Reason: "r"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// follower runs export --follow with args and reads lines until it
+	// holds want of them, appending rows once it has read at.
+	follower := func(want int, at map[int]int, args ...string) ([]int64, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a follower that misses a row fails, not hangs
+		defer cancel()
+		pr, pw := io.Pipe()
+		var stderr bytes.Buffer
+		code := make(chan int, 1)
+		go func() {
+			code <- run(ctx, append([]string{"--home", home, "audit", "export", "--follow"}, args...), pw, &stderr)
+			pw.Close()
+		}()
+		var seqs []int64
+		sc := bufio.NewScanner(pr)
+		for len(seqs) < want && sc.Scan() {
+			var e struct {
+				Seq      int64  `json:"seq"`
+				PrevHash string `json:"prev_hash"`
+				Hash     string `json:"hash"`
+				MAC      string `json:"mac"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || len(e.Hash) != 64 || len(e.PrevHash) != 64 || len(e.MAC) != 64 {
+				t.Fatalf("line %q (%v): want a row with its chain fields", sc.Text(), err)
+			}
+			seqs = append(seqs, e.Seq)
+			if n := at[len(seqs)]; n > 0 {
+				appendRows(n)
+			}
+		}
+		cancel()
+		go io.Copy(io.Discard, pr)
+		if c := <-code; c != 0 {
+			t.Fatalf("export --follow exit %d: %s", c, stderr.String())
+		}
+		return seqs, stderr.String()
+	}
+	first, stderr := follower(7, map[int]int{4: 3})
+	if !strings.Contains(stderr, "followed to seq 7") || !strings.Contains(stderr, "--after 7") {
+		t.Errorf("stderr after an interrupt = %q, want the last seq and how to resume", stderr)
+	}
+	appendRows(2) // while nobody follows
+	second, _ := follower(3, map[int]int{2: 1}, "--after", "7")
+	got := fmt.Sprint(append(first, second...))
+	if want := "[1 2 3 4 5 6 7 8 9 10]"; got != want {
+		t.Fatalf("seqs across the restart = %s, want %s: each row once", got, want)
+	}
+}
+
+func TestAuditExportFollowUsage(t *testing.T) {
+	home := auditHome(t)
+	for _, args := range [][]string{
+		{"--after", "3"},
+		{"--syslog", "udp://127.0.0.1:514"},
+		{"--follow", "--output", filepath.Join(t.TempDir(), "x")},
+		{"--follow", "--after", "-1"},
+		{"--follow", "--syslog", "127.0.0.1:514"},
+	} {
+		r := withHome(t, home, append([]string{"audit", "export"}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("audit export %v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)
+		}
+	}
+	r := withHome(t, home, "audit", "export", "--follow", "--after", "99").mustCode(t, exitFailure)
+	if line := r.oneLineError(t); !strings.Contains(line, "99") {
+		t.Errorf("follow after a seq the log does not hold: %q, want it named", line)
 	}
 }

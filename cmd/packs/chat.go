@@ -97,7 +97,7 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY; else the key saved on the Settings page
 				wsDir = abs
 			}
 			ctx := cmd.Context()
-			a, deps, closeSession, err := c.openSession(ctx)
+			a, deps, closeSession, err := c.openSession(ctx, nil)
 			if err != nil {
 				return err
 			}

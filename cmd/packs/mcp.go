@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/approve"
 	"github.com/packs-run/packs/internal/mcpserver"
+	"github.com/packs-run/packs/internal/telemetry"
 )
 
 // mcpTokenEnv holds the bearer token for `packs mcp --http` when no
@@ -21,13 +23,14 @@ const mcpTokenEnv = "PACKS_MCP_TOKEN"
 
 func (c *cli) mcpCommand() *cobra.Command {
 	var (
-		httpAddr   string
-		allowHosts []string
-		tokenFile  string
-		only       []string
-		timeout    time.Duration
-		flat       []string
-		oidc       oidcFlags
+		httpAddr    string
+		allowHosts  []string
+		tokenFile   string
+		only        []string
+		timeout     time.Duration
+		flat        []string
+		metricsAddr string
+		oidc        oidcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp [--http ADDR] [--tools PACK,...]",
@@ -75,7 +78,17 @@ on loopback unless ADDR names another host.`,
 				return err
 			}
 			defer a.Close()
-			deps, closeDeps, err := c.sessionDeps(ctx, a)
+			if metricsAddr != "" && httpAddr == "" {
+				return usageError("mcp: --metrics-addr goes with --http")
+			}
+			var metrics *telemetry.Metrics
+			if httpAddr != "" {
+				metrics = newMetrics()
+				if err := watchQueue(metrics, a); err != nil {
+					return err
+				}
+			}
+			deps, closeDeps, err := c.sessionDeps(ctx, a, metrics)
 			if err != nil {
 				return err
 			}
@@ -122,7 +135,7 @@ on loopback unless ADDR names another host.`,
 			if err != nil {
 				return err
 			}
-			h, err := srv.Listen(mcpserver.HTTPConfig{Addr: httpAddr, AllowedHosts: allowHosts, Token: token, OIDC: signIn})
+			h, err := srv.Listen(mcpserver.HTTPConfig{Addr: httpAddr, AllowedHosts: allowHosts, Token: token, OIDC: signIn, Metrics: metrics.Handler()})
 			if err != nil {
 				return err
 			}
@@ -130,7 +143,15 @@ on loopback unless ADDR names another host.`,
 			fmt.Fprintf(c.stderr, "packs: serving %d pack(s) over MCP at %s (Ctrl-C to stop)\n", len(cfg.Attach), h.URL())
 			fmt.Fprintf(c.stderr, "packs: clients must send the header \"Authorization: Bearer %s\"; for Claude Code: claude mcp add --transport http packs %s --header \"Authorization: Bearer %s\"\n", token, h.URL(), token)
 			sayReach(c.stderr, h.Reach(), "--http", func(hostport string) string { return "http://" + hostport + mcpserver.MCPPath })
-			return h.Serve(ctx)
+			ctx, stop := context.WithCancel(ctx)
+			defer stop()
+			waitMetrics, err := c.serveMetrics(ctx, metricsAddr, metrics)
+			if err != nil {
+				return err
+			}
+			err = h.Serve(ctx)
+			stop()
+			return errors.Join(err, waitMetrics())
 		},
 	}
 	f := cmd.Flags()
@@ -140,6 +161,7 @@ on loopback unless ADDR names another host.`,
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default $"+mcpTokenEnv+" or $"+tokenEnv+", else <home>/token, else a fresh one)")
 	f.DurationVar(&timeout, "approval-timeout", approve.DefaultTimeout, "how long a call of a client that cannot elicit waits for packs approve or the web app before it is denied (0: deny at once)")
 	f.StringSliceVar(&flat, "tools", nil, "list these packs' tools from the start, without enable_tools (flat mode); comma-separated or repeatable")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "with --http: also serve Prometheus metrics at http://ADDR/metrics without the token (a bare :port means 127.0.0.1); /metrics on --http needs the token")
 	f.StringArrayVar(&only, "pack", nil, "serve only this installed pack; repeatable (default: every installed pack)")
 	return cmd
 }

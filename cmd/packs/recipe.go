@@ -204,7 +204,7 @@ func (c *cli) runRecipe(ctx context.Context, packArg, id string, values map[stri
 	if err != nil {
 		return err
 	}
-	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content})
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content, Version: version()})
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,7 @@ func (c *cli) runTool(ctx context.Context, a *app.App, req runRequest) (runtime.
 	if err != nil {
 		return runtime.Outcome{}, err
 	}
-	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content})
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{OneShot: true, Content: content, Version: version()})
 	if err != nil {
 		return runtime.Outcome{}, err
 	}

@@ -1,18 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/httpguard"
 	"github.com/packs-run/packs/internal/llm"
+	"github.com/packs-run/packs/internal/telemetry"
 	"github.com/packs-run/packs/internal/web"
 )
 
@@ -25,11 +29,12 @@ const howToConfigure = `Or put provider, base_url and model in the [llm] table o
 
 func (c *cli) serveCommand() *cobra.Command {
 	var (
-		addr       string
-		allowHosts []string
-		tokenFile  string
-		flags      llm.Config
-		oidc       oidcFlags
+		addr        string
+		allowHosts  []string
+		tokenFile   string
+		metricsAddr string
+		flags       llm.Config
+		oidc        oidcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr ADDR]",
@@ -65,11 +70,15 @@ still run by hand.`,
 		Args: nargs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, deps, closeSession, err := c.openSession(ctx)
+			metrics := newMetrics()
+			a, deps, closeSession, err := c.openSession(ctx, metrics)
 			if err != nil {
 				return err
 			}
 			defer closeSession()
+			if err := watchQueue(metrics, a); err != nil {
+				return err
+			}
 			a.Installed = append(a.Installed, precompileHook(a))
 			configPath := filepath.Join(a.Home.Dir(), configFile)
 			resolve := func(saved llm.Config) (llm.Config, []llm.Override, error) {
@@ -89,7 +98,7 @@ still run by hand.`,
 			}
 			srv, err := web.New(web.Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: allowHosts, Token: token,
 				Version: version(), Logger: a.Logger, HowToConfigure: howToConfigure, ResolveModel: resolve,
-				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}, OIDC: signIn})
+				InPlace: &app.InPlaceCatalog{App: a, WorkDir: mustGetwd()}, OIDC: signIn, Metrics: metrics.Handler()})
 			if err != nil {
 				return err
 			}
@@ -114,18 +123,28 @@ still run by hand.`,
 			page := func(hostport string) string { return "http://" + hostport + "/?token=" + url.QueryEscape(token) }
 			// The warning comes first: the address line is the last one a
 			// person (or a script waiting for it) reads before the server runs.
+			ctx, stop := context.WithCancel(ctx)
+			defer stop()
+			waitMetrics, err := c.serveMetrics(ctx, metricsAddr, metrics)
+			if err != nil {
+				ln.Close()
+				return err
+			}
 			sayReach(c.stderr, reach, "--addr", page)
 			if signIn != nil {
 				fmt.Fprintf(c.stderr, "packs: people sign in at %s: http://%s/auth/login\n", signIn.Issuer(), reach.OpenAt[0])
 			}
 			fmt.Fprintf(c.stderr, "packs: serving the web app at %s (%s; Ctrl-C to stop)\n", page(reach.OpenAt[0]), what)
-			return srv.Serve(ctx, ln)
+			err = srv.Serve(ctx, ln)
+			stop()
+			return errors.Join(err, waitMetrics())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", web.DefaultAddr, "listen on ADDR (host:port; a bare :port means 127.0.0.1)")
 	f.StringArrayVar(&allowHosts, "allow-host", nil, "also answer to this Host header (a name or IP a proxy forwards); repeatable")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the token clients must send (default $"+serveTokenEnv+", else <home>/token, else a fresh one)")
+	f.StringVar(&metricsAddr, "metrics-addr", "", "also serve Prometheus metrics at http://ADDR/metrics without the token (a bare :port means 127.0.0.1); /metrics on --addr needs the token")
 	f.StringVar(&flags.Provider, "provider", "", "openai (Chat Completions: Ollama, llama.cpp, vLLM, OpenAI) or anthropic")
 	f.StringVar(&flags.BaseURL, "base-url", "", "the provider's base URL")
 	f.StringVar(&flags.Model, "model", "", "the model name")
@@ -182,4 +201,39 @@ func sayReach(w io.Writer, reach httpguard.Reach, flag string, page func(hostpor
 	for _, a := range reach.OpenAt[1:] {
 		fmt.Fprintf(w, "packs: also at %s\n", page(a))
 	}
+}
+
+// newMetrics is the metrics of packs serve and packs mcp --http: the
+// pipeline's calls (app.PipelineOptions.Metrics), and the approval queue
+// of a's packs.db.
+func newMetrics() *telemetry.Metrics { return telemetry.NewMetrics() }
+
+// watchQueue adds a's approval queue to m.
+func watchQueue(m *telemetry.Metrics, a *app.App) error {
+	return m.WatchQueue(func(ctx context.Context) (int, error) {
+		w, err := a.DB.WaitingCalls(ctx, time.Now())
+		return len(w), err
+	})
+}
+
+// serveMetrics serves m alone at http://addr/metrics, without the token,
+// when addr is set (--metrics-addr), until ctx is done; wait waits for it
+// to stop. A bare :port is loopback. Tools never connect to it (c.own).
+func (c *cli) serveMetrics(ctx context.Context, addr string, m *telemetry.Metrics) (wait func() error, err error) {
+	if addr == "" {
+		return func() error { return nil }, nil
+	}
+	bind, err := httpguard.ListenAddr(addr, "")
+	if err != nil {
+		return nil, usageError("--metrics-addr: %v", err)
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	c.own.Add(ln.Addr())
+	fmt.Fprintf(c.stderr, "packs: serving metrics at http://%s/metrics, without the token: whoever reaches that address reads the call counts\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- telemetry.ServeMetrics(ctx, ln, m.Handler()) }()
+	return func() error { return <-done }, nil
 }

@@ -8,18 +8,19 @@ import (
 
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/chat"
+	"github.com/packs-run/packs/internal/telemetry"
 )
 
 // openSession opens the application and builds what a chat session needs,
 // for the commands that run sessions: packs chat, packs mcp, packs serve.
 // The built-in packs are installed (or updated) first. The returned func
 // closes both, the session's components first.
-func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), error) {
+func (c *cli) openSession(ctx context.Context, m *telemetry.Metrics) (*app.App, chat.Deps, func(), error) {
 	a, err := c.openWith(ctx, true)
 	if err != nil {
 		return nil, chat.Deps{}, nil, err
 	}
-	deps, closeDeps, err := c.sessionDeps(ctx, a)
+	deps, closeDeps, err := c.sessionDeps(ctx, a, m)
 	if err != nil {
 		a.Close()
 		return nil, chat.Deps{}, nil, err
@@ -32,9 +33,10 @@ func (c *cli) openSession(ctx context.Context) (*app.App, chat.Deps, func(), err
 
 // sessionDeps builds the components a chat session needs from the open
 // application: its pipeline (app.OpenPipeline), over the policy the App
-// loaded. The returned func closes what it opened.
-func (c *cli) sessionDeps(ctx context.Context, a *app.App) (chat.Deps, func(), error) {
-	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{Own: &c.own})
+// loaded, counting its calls in m when m is set. The returned func closes
+// what it opened.
+func (c *cli) sessionDeps(ctx context.Context, a *app.App, m *telemetry.Metrics) (chat.Deps, func(), error) {
+	pl, release, err := a.OpenPipeline(ctx, app.PipelineOptions{Own: &c.own, Metrics: m, Version: version()})
 	if err != nil {
 		return chat.Deps{}, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/internal/dist"
 	"github.com/packs-run/packs/internal/secrets"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/telemetry"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -111,6 +112,10 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 // listening addresses, which no tool may connect to. It is the one
 // constructor of a pipeline over a state directory.
 func (a *App) NewPipeline(rt *runtime.Runtime, log capability.Auditor, own *Listeners) (*runtime.Pipeline, error) {
+	return runtime.NewPipeline(rt, a.pipelineConfig(log, own))
+}
+
+func (a *App) pipelineConfig(log capability.Auditor, own *Listeners) runtime.PipelineConfig {
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
 		Grants: Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}, Policy: a.Policy, Audit: log, Home: userHome, Getenv: a.getenv(),
@@ -119,7 +124,7 @@ func (a *App) NewPipeline(rt *runtime.Runtime, log capability.Auditor, own *List
 	if own != nil {
 		cfg.Reserved = own.All
 	}
-	return runtime.NewPipeline(rt, cfg)
+	return cfg
 }
 
 // PipelineOptions shape the runtime under a pipeline OpenPipeline opens.
@@ -133,6 +138,11 @@ type PipelineOptions struct {
 	// Own lists packs' own listening addresses (packs serve, packs mcp
 	// --http): no tool connects to them.
 	Own *Listeners
+	// Metrics, when set, counts the pipeline's calls and denials and
+	// watches the runtime's pools (packs serve, packs mcp --http).
+	Metrics *telemetry.Metrics
+	// Version is service.version in the exported spans.
+	Version string
 }
 
 // OpenPipeline opens what a command needs to run tools: the audit log, a
@@ -147,6 +157,13 @@ func (a *App) OpenPipeline(ctx context.Context, opt PipelineOptions) (pl *runtim
 	if opt.OneShot {
 		cfg.PoolSize = -1
 	}
+	// Spans go over OTLP when the environment names a collector
+	// (OTEL_EXPORTER_OTLP_ENDPOINT): for every command that runs tools.
+	tracing, err := telemetry.TracingFromEnv(a.getenv(), opt.Version)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
 	rt, err := runtime.New(ctx, cfg)
 	if err != nil {
 		log.Close()
@@ -154,9 +171,23 @@ func (a *App) OpenPipeline(ctx context.Context, opt PipelineOptions) (pl *runtim
 	}
 	release = func() {
 		rt.Close(context.WithoutCancel(ctx))
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			a.Logger.Warn("spans not exported", "err", err)
+		}
 		log.Close()
 	}
-	if pl, err = a.NewPipeline(rt, log, opt.Own); err != nil {
+	pc := a.pipelineConfig(log, opt.Own)
+	pc.Tracer = tracing.Tracer()
+	if m := opt.Metrics; m != nil {
+		pc.Audit, pc.Observer = m.Auditor(log), m
+		if err := m.WatchRuntime(rt); err != nil {
+			release()
+			return nil, nil, err
+		}
+	}
+	if pl, err = runtime.NewPipeline(rt, pc); err != nil {
 		release()
 		return nil, nil, err
 	}

@@ -48,6 +48,7 @@ type Filter struct {
 	Since      time.Time
 	Kind       Kind
 	Person     string // the rows of this subject (any issuer)
+	After      int64  // only rows with a seq above it
 	Limit      int    // newest Limit rows when > 0, still in seq order
 }
 
@@ -70,6 +71,9 @@ func Entries(ctx context.Context, db *store.DB, f Filter) iter.Seq2[Entry, error
 		}
 		if f.Person != "" {
 			where, args = append(where, "person = ?"), append(args, f.Person)
+		}
+		if f.After > 0 {
+			where, args = append(where, "seq > ?"), append(args, f.After)
 		}
 		q := `SELECT seq, kind, at, pack, tool, invocation, body, prev_hash, hash, mac, waited_us, ran_us, person, issuer, client FROM audit`
 		if len(where) > 0 {

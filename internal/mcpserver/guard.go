@@ -41,6 +41,9 @@ type HTTPConfig struct {
 	// each session is its person's, with their roles (methodRoles), and
 	// its chat and audit rows name them. The Token still admits its holder.
 	OIDC *identity.Provider
+	// Metrics, when set, is served at GET MetricsPath behind the same
+	// guard and token (telemetry.Metrics.Handler).
+	Metrics http.Handler
 }
 
 // listenAddr returns the address to bind, defaulting the host to loopback.

@@ -16,6 +16,9 @@ import (
 // MCPPath is where the Streamable HTTP endpoint is served.
 const MCPPath = "/mcp"
 
+// MetricsPath is where HTTPConfig.Metrics is served.
+const MetricsPath = "/metrics"
+
 // HTTPServer is the Streamable HTTP transport, bound and ready to serve.
 type HTTPServer struct {
 	ln    net.Listener
@@ -72,6 +75,9 @@ func (s *Server) handler(boundAddr string, cfg HTTPConfig) (http.Handler, error)
 	})
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, mcpHandler)
+	if cfg.Metrics != nil {
+		mux.Handle("GET "+MetricsPath, metricsRole(cfg.Metrics))
+	}
 	return guard(hosts, mux, cfg.Token, cfg.OIDC), nil
 }
 

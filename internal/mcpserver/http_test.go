@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/packs-run/packs/internal/telemetry"
 )
 
 // serveHTTP listens on cfg over real loopback TCP and serves until the test ends.
@@ -157,5 +159,49 @@ func TestHTTPSessionsAreSeparateChats(t *testing.T) {
 	rows := e.auditRows(t)
 	if len(rows) != 2 || rows[0]["chat"] == "" || rows[0]["chat"] != rows[1]["chat"] {
 		t.Errorf("audit rows = %v, want two calls of one chat", rows)
+	}
+}
+
+// TestHTTPMetricsNeedToken: /metrics on packs mcp --http sits behind the
+// same guard as /mcp: the bearer token, and the Host allowlist.
+func TestHTTPMetricsNeedToken(t *testing.T) {
+	e := newEnv(t, "")
+	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken, Metrics: telemetry.NewMetrics().Handler()})
+	url := strings.TrimSuffix(h.URL(), MCPPath) + MetricsPath
+	get := func(host, authz string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, tt := range []struct {
+		name, host, authz string
+		want              int
+	}{
+		{"no token", "", "", http.StatusUnauthorized},
+		{"wrong token", "", "Bearer " + strings.Repeat("x", len(testToken)), http.StatusUnauthorized},
+		{"forged host", "evil.example.com", "Bearer " + testToken, http.StatusForbidden},
+		{"the token", "", "Bearer " + testToken, http.StatusOK},
+	} {
+		code, body := get(tt.host, tt.authz)
+		if code != tt.want {
+			t.Errorf("%s: GET /metrics = %d, want %d", tt.name, code, tt.want)
+		}
+		if got := strings.Contains(body, "go_goroutines"); got != (tt.want == http.StatusOK) {
+			t.Errorf("%s: the metrics served: %v, want %v", tt.name, got, tt.want == http.StatusOK)
+		}
 	}
 }

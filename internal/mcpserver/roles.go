@@ -91,3 +91,16 @@ func personOf(r *http.Request) identity.Person {
 	}
 	return identity.TokenHolder
 }
+
+// metricsRole serves h to an admin or an auditor (the token holder is
+// both): /metrics counts every pack's calls and denials, which a member
+// does not see of others.
+func metricsRole(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := personOf(r); !p.Roles.Has(identity.Admin | identity.Auditor) {
+			http.Error(w, fmt.Sprintf("packs: %s needs one of the roles admin, auditor; %s holds %s", MetricsPath, p.Name, p.Roles), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -27,7 +27,7 @@ func tokenCookie(boundAddr string) string {
 // of the page's own files (they hold no data), of GET /v1/status (the
 // version and whether a model is set; it names no path) and of GET
 // /v1/openapi.json (the API's description). Every other /v1
-// request, whatever its method, needs it, on loopback too: a tool granted
+// request, whatever its method, and /metrics need it, on loopback too: a tool granted
 // network to 127.0.0.1 reaches the port like any local process, and must
 // neither change grants or approvals nor read chats, files or the audit
 // log. The list is of what is public, so a route added later is guarded.
@@ -94,6 +94,9 @@ func (g *guard) person(r *http.Request) (identity.Person, bool, error) {
 func (g *guard) isPublic(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
+	}
+	if r.URL.Path == MetricsPath {
+		return false // outside /v1, but not one of the page's files
 	}
 	if r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
 		return true

@@ -58,6 +58,8 @@ type envOptions struct {
 	resolveModel func(saved llm.Config) (llm.Config, []llm.Override, error)
 	// oidc lets people sign in at its issuer (Config.OIDC).
 	oidc *identity.Provider
+	// metrics is served at /metrics (Config.Metrics).
+	metrics http.Handler
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -134,7 +136,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		e.token = testToken
 	}
 	e.srv, err = New(Config{App: a, Chat: deps, Model: model, Addr: addr, AllowedHosts: opt.allowedHosts, Token: e.token, Version: "test", HowToConfigure: "pass --provider and --model",
-		InPlace: inPlace, ResolveModel: opt.resolveModel, OIDC: opt.oidc})
+		InPlace: inPlace, ResolveModel: opt.resolveModel, OIDC: opt.oidc, Metrics: opt.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

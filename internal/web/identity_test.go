@@ -15,6 +15,7 @@ import (
 	"github.com/packs-run/packs/internal/identity/identitytest"
 	"github.com/packs-run/packs/internal/llm/llmtest"
 	"github.com/packs-run/packs/internal/store"
+	"github.com/packs-run/packs/internal/telemetry"
 )
 
 // oidcEnv is a server whose people sign in at a real OpenID provider
@@ -278,4 +279,56 @@ func TestPolicyView(t *testing.T) {
 	if got := e.as(op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}})).do("GET", "/v1/policy", nil, nil); got != http.StatusForbidden {
 		t.Errorf("a member reads the policy: got %d, want 403", got)
 	}
+}
+
+// TestMetricsRole: /metrics counts every pack's calls and denials, so a
+// signed-in person reads it only as an admin or an auditor; a member and
+// someone with no role are refused, and nobody reads it without a
+// credential.
+func TestMetricsRole(t *testing.T) {
+	op := identitytest.Start(t)
+	file := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(file, []byte(identityPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := capability.LoadPolicy(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOptions{oidc: p, policy: file, metrics: telemetry.NewMetrics().Handler()})
+	want := map[string]int{"admin": http.StatusOK, "auditor": http.StatusOK, "member": http.StatusForbidden, "none": http.StatusForbidden}
+	for role, tok := range tokensOfEachRole(t, op) {
+		if got := e.as(tok).getStatus(t, "/metrics"); got != want[role] {
+			t.Errorf("%s GET /metrics: %d, want %d", role, got, want[role])
+		}
+	}
+	if got := e.getStatus(t, "/metrics"); got != http.StatusOK {
+		t.Errorf("the token holder GET /metrics: %d, want 200", got)
+	}
+	if got := e.as("").getStatus(t, "/metrics"); got != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without a credential: %d, want 401", got)
+	}
+}
+
+// getStatus is the status of GET path with e's bearer token (none when
+// it is empty); the body is not JSON.
+func (e *env) getStatus(t *testing.T, path string) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", e.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -41,6 +41,9 @@ var assets embed.FS
 // DefaultAddr is where packs serve listens without --addr: loopback only.
 const DefaultAddr = "127.0.0.1:7777"
 
+// MetricsPath is where Config.Metrics is served.
+const MetricsPath = "/metrics"
+
 var (
 	// ErrTokenRequired: Config.Token is missing or too weak to guard the
 	// API (see httpguard.CheckToken). The server never runs without one.
@@ -107,6 +110,9 @@ type Config struct {
 	// roles say what they may do, and each has their own chats. The
 	// Token still admits its holder, in every role. nil: the token alone.
 	OIDC *identity.Provider
+	// Metrics, when set, is served at GET /metrics (Prometheus' text
+	// format), behind the token like the API (telemetry.Metrics.Handler).
+	Metrics http.Handler
 }
 
 // Server is the web app. Build it with New, bind with Listen, run with
@@ -302,6 +308,12 @@ func (s *Server) routes(sg signin) http.Handler {
 	mux.HandleFunc("GET /auth/login", sg.signIn)
 	mux.HandleFunc("GET /auth/callback", sg.signedIn)
 	mux.HandleFunc("POST /auth/logout", sg.signOut)
+	// /metrics sits outside /v1 where Prometheus looks for it, and needs
+	// a credential all the same (guard.go, public), of an admin or an
+	// auditor: it counts every pack's calls and denials.
+	if s.cfg.Metrics != nil {
+		mux.HandleFunc("GET "+MetricsPath, s.allow(route{"GET " + MetricsPath, admin | auditor, s.cfg.Metrics.ServeHTTP}))
+	}
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("web: no endpoint %s %s: GET /v1/openapi.json describes the /v1 API", r.Method, r.URL.Path))
 	})
