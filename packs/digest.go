@@ -47,14 +47,33 @@ func Digest(dir string) (string, error) {
 // digestEntry is one file or symlink of the canonical content.
 type digestEntry struct {
 	rel   string // slash-separated, relative to the pack root
-	path  string // on disk
 	kind  byte
 	size  int64
 	stamp Stamp
 }
 
+// pathIn is where e is on disk in the pack folder dir.
+func (e digestEntry) pathIn(dir string) string { return filepath.Join(dir, filepath.FromSlash(e.rel)) }
+
 // digestEntries lists the canonical content's entries of dir, sorted.
 func digestEntries(dir string) ([]digestEntry, error) {
+	entries, handled, err := walkEntries(dir)
+	if !handled {
+		entries, err = walkDirEntries(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A walk visits in lexical order of each directory at best, but that
+	// is not the order of full paths ("a-b" sorts before "a/b" as a path,
+	// after it as a walk); sort the full relative paths so the order is
+	// defined by the names alone.
+	slices.SortFunc(entries, func(a, b digestEntry) int { return strings.Compare(a.rel, b.rel) })
+	return entries, nil
+}
+
+// walkDirEntries lists the entries of dir, unsorted, with filepath.WalkDir.
+func walkDirEntries(dir string) ([]digestEntry, error) {
 	var entries []digestEntry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -71,7 +90,7 @@ func digestEntries(dir string) ([]digestEntry, error) {
 		if err != nil {
 			return fmt.Errorf("packs: digest %s: %w", dir, err)
 		}
-		e := digestEntry{rel: filepath.ToSlash(rel), path: p, size: info.Size(), stamp: StampOf(info)}
+		e := digestEntry{rel: filepath.ToSlash(rel), size: info.Size(), stamp: StampOf(info)}
 		switch mode := info.Mode(); {
 		case mode.IsRegular() && mode&0o111 != 0:
 			e.kind = 'x'
@@ -85,15 +104,7 @@ func digestEntries(dir string) ([]digestEntry, error) {
 		entries = append(entries, e)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	// WalkDir already visits in lexical order of each directory, but that is
-	// not the order of full paths ("a-b" sorts before "a/b" as a path, after
-	// it as a walk); sort the full relative paths so the order is defined by
-	// the names alone.
-	slices.SortFunc(entries, func(a, b digestEntry) int { return strings.Compare(a.rel, b.rel) })
-	return entries, nil
+	return entries, err
 }
 
 // digestTo writes the canonical content of entries to h. When files is not
@@ -115,7 +126,7 @@ func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]s
 		head = append(head[:0], e.rel...)
 		head = append(head, 0, e.kind)
 		if e.kind == 'l' {
-			target, err := os.Readlink(e.path)
+			target, err := os.Readlink(e.pathIn(dir))
 			if err != nil {
 				return fmt.Errorf("packs: digest %s: %w", dir, err)
 			}
@@ -129,13 +140,13 @@ func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]s
 		head = append(head, 0)
 		h.Write(head)
 		if files == nil {
-			if err := hashFile(h, e.path, e.size); err != nil {
+			if err := hashFile(h, e.pathIn(dir), e.size); err != nil {
 				return err
 			}
 			continue
 		}
 		if kept != nil && strings.HasSuffix(e.rel, ".wasm") {
-			data, err := readFileSize(e.path, e.size)
+			data, err := readFileSize(e.pathIn(dir), e.size)
 			if err != nil {
 				return err
 			}
@@ -147,7 +158,7 @@ func digestTo(h hash.Hash, dir string, entries []digestEntry, files map[string]s
 			continue
 		}
 		fh := sha256.New()
-		if err := hashFile(io.MultiWriter(h, fh), e.path, e.size); err != nil {
+		if err := hashFile(io.MultiWriter(h, fh), e.pathIn(dir), e.size); err != nil {
 			return err
 		}
 		files[e.rel] = hex.EncodeToString(fh.Sum(nil))

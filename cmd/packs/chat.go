@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
@@ -43,8 +44,12 @@ func (c *cli) chatCommand() *cobra.Command {
 local Ollama at ` + llm.DefaultOpenAIBaseURL + `, or Anthropic Messages). The model
 sees the attached packs' names and descriptions only; it opens their docs,
 reads their files and enables their tools through base tools, and every call
-waits for your approval: Run, Deny, or Always for this chat. Ctrl-C stops a
-running tool or reply; at the prompt it leaves, and --chat ID resumes.
+waits for your approval: Run, Deny, or Always for this chat, one key (r, d
+or a, no Enter) when stdin is a terminal. Ctrl-C stops a running tool or
+reply; at the prompt it leaves, and --chat ID resumes. At a terminal the
+model's Markdown is rendered (headings, emphasis, code, lists, links,
+tables); with NO_COLOR set, TERM=dumb or stdout not a terminal, replies are
+printed as the model wrote them.
 
 With --message, one turn runs without a terminal: the reply and each tool
 call with its decision are printed, and --yes approves this turn's calls.
@@ -146,8 +151,18 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY; else the key saved on the Settings page
 			}
 			ictx, intr, stop := interactiveSignals(ctx)
 			defer stop()
-			return terminal.Run(ictx, s, terminal.Options{In: c.stdin, Out: c.stdout, Provider: provider, NoTools: cfg.NoTools, Interrupts: intr,
-				DiscardTypeAhead: isTerminal(os.Stdin)})
+			topt := terminal.Options{In: c.stdin, Out: c.stdout, Provider: provider, NoTools: cfg.NoTools, Interrupts: intr,
+				DiscardTypeAhead: isTerminal(os.Stdin)}
+			if isTerminal(os.Stdin) {
+				topt.Keys = os.Stdin
+			}
+			if c.colour(os.Stdout) {
+				topt.Markdown = true
+				if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+					topt.Width = w
+				}
+			}
+			return terminal.Run(ictx, s, topt)
 		},
 	}
 	f := cmd.Flags()
@@ -163,6 +178,12 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY; else the key saved on the Settings page
 	f.StringVar(&agent, "agent", "", "start the chat from this agent (name or id; see packs agent list)")
 	f.StringVar(&wsDir, "workspace", "", "a new chat works in DIR (made when missing): its tools see it at /workspace, e.g. the logs to triage (default <home>/workspaces/CHAT)")
 	return cmd
+}
+
+// colour reports whether f is a terminal that shows styles: not when
+// NO_COLOR is set (no-color.org) or TERM is dumb.
+func (c *cli) colour(f *os.File) bool {
+	return isTerminal(f) && c.getenv("NO_COLOR") == "" && c.getenv("TERM") != "dumb"
 }
 
 // chatResult is packs chat --message --json: one turn.

@@ -361,7 +361,7 @@ func trustLines(pol *capability.Policy, ref capability.PackRef, kind string) []s
 func installedPack(a *app.App, name string) (*packs.Pack, capability.PackRef, error) {
 	ip, err := a.Pack(context.Background(), name)
 	if errors.Is(err, dist.ErrNotInstalled) {
-		return nil, capability.PackRef{}, usageError("%v", err)
+		return nil, capability.PackRef{}, usageError("%w", err)
 	}
 	if err != nil {
 		return nil, capability.PackRef{}, err

@@ -162,7 +162,7 @@ func (c *cli) grantTarget(ctx context.Context, a *app.App, name string) (*packs.
 	}
 	p, ref, err := a.InPlace(ctx, mustGetwd(), name)
 	if err != nil {
-		return nil, capability.PackRef{}, usageError("%v", err)
+		return nil, capability.PackRef{}, usageError("%w", err)
 	}
 	return p, ref, nil
 }

@@ -118,7 +118,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(c.stderr, errorLine(root, msg)+portHint(cmd, err)+errorHint(err))
+		fmt.Fprintln(c.stderr, errorLine(root, msg)+portHint(cmd, err)+errorHint(err)+c.packSuggestion(ctx, cmd, err))
 	}
 	return code
 }

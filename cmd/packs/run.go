@@ -261,7 +261,7 @@ func loadForRun(ctx context.Context, a *app.App, arg string, content *packs.Cont
 		case !errors.Is(ierr, app.ErrNotFound):
 			return nil, capability.PackRef{}, fmt.Errorf("run: %s is used in place and does not load: %w", arg, ierr)
 		}
-		return nil, capability.PackRef{}, usageError("run: %v", err)
+		return nil, capability.PackRef{}, usageError("run: %w", err)
 	case errors.Is(err, packs.ErrModified):
 		return nil, capability.PackRef{}, fmt.Errorf("run: refusing to run: %w", err)
 	case err != nil:

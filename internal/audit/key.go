@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,8 +74,15 @@ func keyID(secret []byte) string {
 
 // rowMAC is HMAC-SHA256 under the key of a version tag, the row's seq and
 // its chained hash (which covers the previous row's hash and every field).
-func (k *key) rowMAC(seq int64, hash string) string {
-	m := hmac.New(sha256.New, k.secret)
+func (k *key) rowMAC(seq int64, hash string) string { return macRow(k.newMAC(), seq, hash) }
+
+// newMAC is an HMAC-SHA256 under the key, for macRow.
+func (k *key) newMAC() hash.Hash { return hmac.New(sha256.New, k.secret) }
+
+// macRow is rowMAC computed with m (from newMAC), which it resets first:
+// a verifier keeps one m for many rows.
+func macRow(m hash.Hash, seq int64, hash string) string {
+	m.Reset()
 	var buf [binary.MaxVarintLen64]byte
 	for _, f := range [][]byte{[]byte("packs-audit-mac-v1"), strconv.AppendInt(nil, seq, 10), []byte(hash)} {
 		m.Write(buf[:binary.PutUvarint(buf[:], uint64(len(f)))])
@@ -83,10 +91,10 @@ func (k *key) rowMAC(seq int64, hash string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// checkMAC reports whether mac is the row MAC of seq and hash, in constant
-// time.
-func (k *key) checkMAC(seq int64, hash, mac string) bool {
-	return hmac.Equal([]byte(k.rowMAC(seq, hash)), []byte(mac))
+// checkMACWith reports whether mac is the row MAC of seq and hash, in
+// constant time, with m from newMAC.
+func checkMACWith(m hash.Hash, seq int64, hash, mac string) bool {
+	return hmac.Equal([]byte(macRow(m, seq, hash)), []byte(mac))
 }
 
 // readKey reads the key file in dir. A missing file is fs.ErrNotExist.

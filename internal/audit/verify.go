@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"iter"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -88,13 +90,72 @@ func VerifyWithKey(ctx context.Context, db *store.DB, dir string) (Report, error
 		return Report{}, fmt.Errorf("audit: verify: %w", err)
 	}
 	v := newVerifier(h, k, cp)
-	for c, err := range storedRows(ctx, db) {
-		if err != nil {
-			return v.rep, fmt.Errorf("audit: verify: %w", err)
-		}
-		v.step(c)
+	if err := v.run(storedRows(ctx, db)); err != nil {
+		return v.rep, fmt.Errorf("audit: verify: %w", err)
 	}
 	return v.finish(), nil
+}
+
+// verifyBatch is how many rows the reader hands to a hashing worker at a
+// time.
+const verifyBatch = 512
+
+// run steps v through rows in order. Reading the rows and checking them
+// overlap: one goroutine reads batches of rows, workers compute each row's
+// hash and MAC (every row on its own, from its own fields), and v.step
+// takes the batches in seq order with the answers, so what it checks and
+// reports is what a row-by-row walk would.
+func (v *verifier) run(rows iter.Seq2[chained, error]) error {
+	type batch struct {
+		rows []chained
+		done chan struct{}
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	work := make(chan *batch, 2*workers)
+	order := make(chan *batch, 4*workers)
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(work)
+		b := &batch{rows: make([]chained, 0, verifyBatch), done: make(chan struct{})}
+		send := func() {
+			order <- b
+			work <- b
+		}
+		for c, err := range rows {
+			if err != nil {
+				readErr = err
+				break
+			}
+			b.rows = append(b.rows, c)
+			if len(b.rows) == verifyBatch {
+				send()
+				b = &batch{rows: make([]chained, 0, verifyBatch), done: make(chan struct{})}
+			}
+		}
+		send()
+	}()
+	for range workers {
+		go func() {
+			var m hash.Hash
+			if v.k != nil {
+				m = v.k.newMAC()
+			}
+			for b := range work {
+				for i := range b.rows {
+					b.rows[i].check(v.k, m)
+				}
+				close(b.done)
+			}
+		}()
+	}
+	for b := range order {
+		<-b.done
+		for _, c := range b.rows {
+			v.step(c)
+		}
+	}
+	return readErr
 }
 
 // keyAndCheckpoint loads the key of db from dir (making it when create is
@@ -207,6 +268,24 @@ type chained struct {
 	seq             int64
 	r               row
 	prev, hash, mac string
+
+	// checked says hashOK and macOK hold the answers of check.
+	checked bool
+	// hashOK: the row re-hashes to hash. macOK: mac is the row MAC of seq
+	// and hash under the key.
+	hashOK, macOK bool
+}
+
+// check computes whether c re-hashes to its hash and whether its MAC holds
+// under k (false without a key, before the key's first row or without a
+// MAC), with m from k.newMAC (nil: a new one).
+func (c *chained) check(k *key, m hash.Hash) {
+	c.hashOK = rowHash(c.prev, c.seq, c.r) == c.hash
+	if k != nil && m == nil {
+		m = k.newMAC()
+	}
+	c.macOK = k != nil && c.seq >= k.first && c.mac != "" && checkMACWith(m, c.seq, c.hash, c.mac)
+	c.checked = true
 }
 
 // row is the entry as the chain hashes it (person, issuer and client
@@ -268,6 +347,9 @@ func (v *verifier) add(seq int64, kind BreakKind, format string, args ...any) {
 }
 
 func (v *verifier) step(c chained) {
+	if !c.checked {
+		c.check(v.k, nil)
+	}
 	seq, prev, hash := c.seq, c.prev, c.hash
 	v.rep.Rows++
 	gap := seq != v.expectSeq
@@ -275,7 +357,7 @@ func (v *verifier) step(c chained) {
 		v.add(v.expectSeq, Deleted, "rows %d to %d are missing", v.expectSeq, seq-1)
 	}
 	switch {
-	case rowHash(prev, seq, c.r) != hash:
+	case !c.hashOK:
 		if orig, ok := movedFrom(prev, seq, c.r, hash); ok {
 			v.add(seq, Reordered, "the row here was written as seq %d", orig)
 		} else {
@@ -294,7 +376,7 @@ func (v *verifier) step(c chained) {
 		v.rep.Unkeyed++
 	case c.mac == "":
 		v.add(seq, Forged, "it has no MAC, though the log is keyed from seq %d: it was written without the audit key", v.k.first)
-	case !v.k.checkMAC(seq, hash, c.mac):
+	case !c.macOK:
 		v.add(seq, Forged, "its MAC does not match: the row was rewritten by someone without the audit key (rows deleted or changed, and the chain recomputed)")
 	}
 	if v.cp != nil && seq == v.cp.Seq {

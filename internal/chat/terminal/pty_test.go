@@ -52,7 +52,8 @@ func helper(dir, baseURL string) int {
 	}
 	intr := make(chan os.Signal, 1)
 	signal.Notify(intr, os.Interrupt)
-	if err := Run(ctx, s, Options{In: os.Stdin, Out: os.Stdout, Provider: p, Interrupts: intr, DiscardTypeAhead: true}); err != nil {
+	if err := Run(ctx, s, Options{In: os.Stdin, Out: os.Stdout, Provider: p, Interrupts: intr, DiscardTypeAhead: true,
+		Markdown: true, Width: 160, Keys: os.Stdin}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -93,8 +94,9 @@ func (x tmux) waitFor(want string, count int) string {
 }
 
 // TestPseudoTerminal drives the chat in a real pseudo-terminal (tmux):
-// the reply streams, the cards take keyboard answers, and Ctrl-C during a
-// tool call stops that tool while the chat goes on.
+// the reply streams with its Markdown rendered, the cards take one key
+// without Enter, and Ctrl-C during a tool call stops that tool while the
+// chat goes on.
 func TestPseudoTerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed: install it to run the pseudo-terminal test")
@@ -104,7 +106,9 @@ func TestPseudoTerminal(t *testing.T) {
 	srv := llmtest.NewServer(
 		llmtest.Turn{Text: "Enabling the notes tools.", ToolCalls: []llm.ToolCall{tc("enable_tools", `{"pack_id":"notes"}`)}},
 		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__spin", `{}`)}},
-		llmtest.Turn{Text: "The spin was stopped; what next?"},
+		llmtest.Turn{Text: "The spin was **stopped**; what next?\n\n- `retry`\n- give up\n"},
+		llmtest.Turn{ToolCalls: []llm.ToolCall{tc("notes__spin", `{}`)}},
+		llmtest.Turn{Text: "Not spinning."},
 	)
 	defer srv.Close()
 	exe, err := os.Executable()
@@ -121,8 +125,9 @@ func TestPseudoTerminal(t *testing.T) {
 	x.run("send-keys", "-t", "chat", "spin for me", "Enter")
 	// enable_tools of the attached pack is approved by the attach: no card.
 	x.waitFor("+-- tool call: notes__spin (pack notes)", 1)
+	x.waitFor("(one key) ", 1)
 	start := time.Now()
-	x.run("send-keys", "-t", "chat", "r", "Enter")
+	x.run("send-keys", "-t", "chat", "r")
 	x.waitFor("running notes__spin (Ctrl-C stops it)", 1)
 	x.run("send-keys", "-t", "chat", "C-c")
 	screen := x.waitFor("you> ", 2)
@@ -135,10 +140,14 @@ func TestPseudoTerminal(t *testing.T) {
 		"stopping the tool (the chat goes on)",
 		"  -> notes__spin: approved by person at the terminal: stopped: runtime: call cancelled",
 		"assistant> The spin was stopped; what next?",
+		"• retry\n• give up",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, screen)
 		}
+	}
+	if styled := x.run("capture-pane", "-p", "-e", "-J", "-S", "-200", "-t", "chat"); !strings.Contains(styled, "\x1b[1mstopped") {
+		t.Errorf("the reply's bold is not bold:\n%q", styled)
 	}
 	if strings.Contains(screen, "HELPER-EXIT") {
 		t.Fatalf("Ctrl-C ended the chat:\n%s", screen)
@@ -146,6 +155,14 @@ func TestPseudoTerminal(t *testing.T) {
 	last := srv.Requests()[2]
 	if m := last.Messages[len(last.Messages)-1]; m.Role != llm.RoleTool || !strings.Contains(m.Content, `"kind":"stopped"`) {
 		t.Errorf("the model was sent %+v", m)
+	}
+	// Ctrl-C at a card waiting for one key still denies the call.
+	x.run("send-keys", "-t", "chat", "spin again", "Enter")
+	x.waitFor("(one key) ", 2)
+	x.run("send-keys", "-t", "chat", "C-c")
+	screen = x.waitFor("assistant> Not spinning.", 1)
+	if !strings.Contains(screen, "  -> notes__spin: refused") {
+		t.Errorf("Ctrl-C at the card did not deny the call:\n%s", screen)
 	}
 	x.run("send-keys", "-t", "chat", "/exit", "Enter")
 	screen = x.waitFor("HELPER-EXIT-0", 1)

@@ -9,7 +9,6 @@
 package terminal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/packs-run/packs/capability"
@@ -41,6 +41,16 @@ type Options struct {
 	// the person has not seen. Set it when In is a terminal; leave it off
 	// for scripted input.
 	DiscardTypeAhead bool
+	// Markdown renders the model's replies (termtext.Markdown), a block at
+	// a time as they stream, Width columns wide (0: 80). Set it when Out
+	// is a terminal that shows colour; without it a reply is written as
+	// the model sent it.
+	Markdown bool
+	Width    int
+	// Keys is the terminal In reads from: a card then takes one key (r, d
+	// or a) without Enter. Nil, or a terminal whose mode cannot be
+	// changed, leaves cards to line input.
+	Keys *os.File
 }
 
 // state is what the chat is doing, which decides what Ctrl-C stops.
@@ -66,6 +76,15 @@ type ui struct {
 	// speaking says the model's text is being streamed.
 	speaking bool
 
+	// md holds the reply's Markdown not yet rendered (Options.Markdown);
+	// styled writes what is rendered.
+	md     strings.Builder
+	styled styledWriter
+
+	// keyMode makes the reader hand over each byte as it comes (a card
+	// waiting for one key) instead of whole lines.
+	keyMode atomic.Bool
+
 	mu       sync.Mutex
 	state    state
 	stopTool context.CancelFunc
@@ -78,8 +97,16 @@ type ui struct {
 // how to resume it.
 func Run(ctx context.Context, s *chat.Session, opt Options) error {
 	lines := make(chan string)
-	go readLines(opt.In, lines)
 	u := &ui{s: s, opt: opt, lines: lines, out: opt.Out}
+	if opt.Markdown {
+		sw, ok := opt.Out.(styledWriter)
+		if !ok {
+			tw := termtext.NewWriter(opt.Out)
+			sw, u.out = tw, tw
+		}
+		u.styled = sw
+	}
+	go readInput(opt.In, lines, &u.keyMode)
 	u.printf("packs chat %s with %s. Type /help for commands; Ctrl-C stops a tool or a reply.\n", s.ID(), opt.Provider.Name())
 	u.showPacks()
 	u.showNotices()
@@ -114,16 +141,36 @@ func Run(ctx context.Context, s *chat.Session, opt Options) error {
 	}
 }
 
-// readLines sends each line of r, then closes lines.
-func readLines(r io.Reader, lines chan<- string) {
+// styledWriter writes rendered Markdown (termtext.Writer).
+type styledWriter interface {
+	io.Writer
+	WriteStyled(termtext.Styled) error
+}
+
+// readInput sends each line of r, then closes lines. While keyMode is
+// set, each byte is sent as it comes, as a line of its own.
+func readInput(r io.Reader, lines chan<- string, keyMode *atomic.Bool) {
 	defer close(lines)
-	br := bufio.NewReader(r)
+	buf := make([]byte, 4096)
+	var partial []byte
 	for {
-		l, err := br.ReadString('\n')
-		if l != "" {
-			lines <- strings.TrimRight(l, "\r\n")
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			if c == '\n' {
+				lines <- strings.TrimRight(string(partial), "\r")
+				partial = partial[:0]
+				continue
+			}
+			partial = append(partial, c)
+			if keyMode.Load() {
+				lines <- string(partial)
+				partial = partial[:0]
+			}
 		}
 		if err != nil {
+			if len(partial) > 0 {
+				lines <- strings.TrimRight(string(partial), "\r")
+			}
 			return
 		}
 	}
@@ -149,6 +196,7 @@ func (u *ui) typed() {
 // line starts output on a fresh line.
 func (u *ui) line(format string, args ...any) {
 	u.wmu.Lock()
+	u.renderMarkdown(true)
 	if u.midLine {
 		io.WriteString(u.out, "\n")
 		u.midLine = false
@@ -318,19 +366,71 @@ func (u *ui) finish(r chat.Reply, err error) {
 	u.showNotices()
 }
 
-// Text streams the model's answer.
+// Text streams the model's answer: as it comes, or (Options.Markdown)
+// rendered a block at a time, each block once a blank line outside a code
+// fence ends it.
 func (u *ui) Text(delta string) {
 	u.wmu.Lock()
+	defer u.wmu.Unlock()
 	if !u.speaking {
 		if u.midLine {
 			io.WriteString(u.out, "\n")
 		}
 		io.WriteString(u.out, "assistant> ")
 		u.speaking = true
+		u.midLine = true
 	}
-	io.WriteString(u.out, delta)
-	u.midLine = !strings.HasSuffix(delta, "\n")
-	u.wmu.Unlock()
+	if u.styled == nil {
+		io.WriteString(u.out, delta)
+		u.midLine = !strings.HasSuffix(delta, "\n")
+		return
+	}
+	u.md.WriteString(delta)
+	u.renderMarkdown(false)
+}
+
+// renderMarkdown writes the Markdown held so far: all of it when all is
+// set, else the blocks a blank line outside a code fence has ended. The
+// caller holds wmu.
+func (u *ui) renderMarkdown(all bool) {
+	if u.styled == nil || u.md.Len() == 0 {
+		return
+	}
+	held := u.md.String()
+	cut := len(held)
+	if !all {
+		cut = blocksEnd(held)
+	}
+	if cut == 0 {
+		return
+	}
+	u.styled.WriteStyled(termtext.Markdown(held[:cut], u.opt.Width))
+	u.midLine = false
+	u.md.Reset()
+	u.md.WriteString(held[cut:])
+}
+
+// blocksEnd is where the complete blocks of the Markdown s end: just
+// after its last blank line outside a code fence, or 0.
+func blocksEnd(s string) int {
+	end, fence, at := 0, "", 0
+	for {
+		i := strings.IndexByte(s[at:], '\n')
+		if i < 0 {
+			return end
+		}
+		line := s[at : at+i]
+		trimmed := strings.TrimLeft(line, " ")
+		switch {
+		case fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
+			fence = trimmed[:3]
+		case fence != "" && strings.HasPrefix(trimmed, fence):
+			fence = ""
+		case fence == "" && strings.TrimSpace(line) == "":
+			end = at + i + 1
+		}
+		at += i + 1
+	}
 }
 
 // ToolStart notes the running call so Ctrl-C can stop it.
@@ -385,16 +485,28 @@ func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verd
 	deny, closeCard := u.openCard("card")
 	defer closeCard()
 	u.line("%s", approve.Card(p))
+	oneKey, stopKeys := u.startKeys()
+	defer stopKeys()
 	for {
-		u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
+		if oneKey {
+			u.printf("[r]un, [d]eny, or [a]lways for this chat? (one key) ")
+		} else {
+			u.printf("[r]un, [d]eny, or [a]lways for this chat? ")
+		}
 		select {
 		case l, ok := <-u.lines:
 			if !ok {
 				u.printf("\n")
 				return capability.Deny, nil
 			}
+			if oneKey {
+				u.printf("%s\n", termtext.OneLine(l, 8)) // the terminal does not echo it
+			}
 			u.typed()
 			switch strings.ToLower(strings.TrimSpace(l)) {
+			case "\x04": // Ctrl-D: no answer
+				u.line("denied\n")
+				return capability.Deny, nil
 			case "r", "run", "y", "yes":
 				u.line("  running %s (Ctrl-C stops it)\n", p.Class())
 				return capability.RunOnce, nil
@@ -410,6 +522,24 @@ func (u *ui) Approve(ctx context.Context, p capability.Pending) (capability.Verd
 		case <-ctx.Done():
 			return capability.Deny, ctx.Err()
 		}
+	}
+}
+
+// startKeys makes the card take one key without Enter when In is a
+// terminal whose mode can be set (Options.Keys); stop puts line input
+// back.
+func (u *ui) startKeys() (oneKey bool, stop func()) {
+	if u.opt.Keys == nil {
+		return false, func() {}
+	}
+	restore, err := oneKeyMode(u.opt.Keys)
+	if err != nil {
+		return false, func() {}
+	}
+	u.keyMode.Store(true)
+	return true, func() {
+		u.keyMode.Store(false)
+		restore()
 	}
 }
 
