@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/packs-run/packs/internal/app"
+	"github.com/packs-run/packs/internal/llm"
 )
 
 // agentCommand is packs agent create|list|show|edit|rm: agents (spec 003),
@@ -53,7 +54,11 @@ func (f *agentFlags) register(fs *pflag.FlagSet, edit bool) {
 	fs.StringVar(&f.prompt, "prompt", "", "the system prompt")
 	fs.StringVar(&f.promptFile, "prompt-file", "", "read the system prompt from FILE (- for stdin)")
 	fs.StringVar(&f.model, "model", "", "the model name for its chats (empty: the configured one)")
-	fs.IntVar(&f.maxTokens, "max-tokens", 0, "the reply token limit for its chats (0: the configured one)")
+	maxHelp := "the reply token limit for its chats (0: the one configured when they run; unset: the one configured now)"
+	if edit {
+		maxHelp = "the reply token limit for its chats (0: the one configured when they run)"
+	}
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, maxHelp)
 	fs.StringArrayVar(&f.caps, "capability", nil, "a capability (built-in or installed pack), in order; repeatable, or comma-separated")
 	fs.BoolVar(&f.asJSON, "json", false, "print the agent as one JSON object")
 	if edit {
@@ -137,6 +142,15 @@ func (c *cli) agentCreateCommand() *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			if ch.MaxTokens == nil {
+				// The configured limit, written out (not 0), as the app's
+				// Agents page does.
+				cfg, err := c.configuredModel(a.Home.Dir(), llm.Config{})
+				if err != nil {
+					return err
+				}
+				ch = ch.WithMaxTokens(cfg.MaxTokens)
+			}
 			ag, err := a.CreateAgent(cmd.Context(), ch)
 			if err != nil {
 				return agentError(err)
@@ -199,6 +213,8 @@ func (c *cli) printAgent(ag app.Agent, asJSON bool, verb string) error {
 	fmt.Fprintf(c.stdout, "name:         %s\nid:           %s\nmodel:        %s\n", ag.Name, ag.ID, model)
 	if ag.MaxTokens > 0 {
 		fmt.Fprintf(c.stdout, "max tokens:   %d\n", ag.MaxTokens)
+	} else {
+		fmt.Fprintln(c.stdout, "max tokens:   (the configured limit)")
 	}
 	fmt.Fprintf(c.stdout, "capabilities: %s\nsystem prompt:\n%s\n", caps, indent(ag.SystemPrompt))
 	return nil

@@ -147,3 +147,32 @@ func TestAgentCommands(t *testing.T) {
 	withHome(t, home, "agent", "rm", "Scribe").mustCode(t, exitOK)
 	withHome(t, home, "agent", "show", ag.ID).mustCode(t, exitFailure)
 }
+
+// TestAgentCreateDefaultsMaxTokens: an agent made without --max-tokens gets
+// the configured limit (config.toml's [llm] max_tokens here) written out,
+// not 0: show and --json say it, and its chats send it. --max-tokens still
+// wins.
+func TestAgentCreateDefaultsMaxTokens(t *testing.T) {
+	home := installedNotes(t)
+	if err := os.WriteFile(filepath.Join(home, configFile), []byte("[llm]\nmax_tokens = 321\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := withHome(t, home, "agent", "create", "Plain", "--capability", "notes", "--json").mustCode(t, exitOK)
+	var ag app.AgentJSON
+	if err := json.Unmarshal([]byte(r.stdout), &ag); err != nil || ag.MaxTokens != 321 {
+		t.Errorf("create without --max-tokens: max_tokens %d (%v), want the configured 321", ag.MaxTokens, err)
+	}
+	if r := withHome(t, home, "agent", "show", "Plain").mustCode(t, exitOK); !strings.Contains(r.stdout, "max tokens:   321\n") {
+		t.Errorf("show:\n%s", r.stdout)
+	}
+	srv := llmtest.NewServer(llmtest.Turn{Text: "hello"})
+	defer srv.Close()
+	withHome(t, home, "chat", "--base-url", srv.OpenAIURL(), "--agent", "Plain", "--message", "hi").mustCode(t, exitOK)
+	if got := srv.Requests()[0].MaxTokens; got != 321 {
+		t.Errorf("the chat sent max_tokens %d, want 321", got)
+	}
+	r = withHome(t, home, "agent", "create", "Short", "--max-tokens", "50", "--json").mustCode(t, exitOK)
+	if err := json.Unmarshal([]byte(r.stdout), &ag); err != nil || ag.MaxTokens != 50 {
+		t.Errorf("create --max-tokens 50: max_tokens %d (%v)", ag.MaxTokens, err)
+	}
+}

@@ -107,15 +107,9 @@ OPENAI_API_KEY or ANTHROPIC_API_KEY; else the key saved on the Settings page
 				return err
 			}
 			defer closeSession()
-			// The model set on the web app's Settings page, under this
-			// command's flags and environment (llm.ResolveSaved).
-			saved, _, err := web.LoadSavedModel(a.Home.Dir())
+			cfg, err := c.configuredModel(a.Home.Dir(), flags)
 			if err != nil {
-				return usageError("%v", err)
-			}
-			cfg, _, err := llm.ResolveSaved(filepath.Join(a.Home.Dir(), configFile), saved, c.getenv, flags)
-			if err != nil {
-				return usageError("%v", err)
+				return err
 			}
 			provider, err := llm.New(cfg)
 			if err != nil {
@@ -282,4 +276,19 @@ func interactiveSignals(parent context.Context) (context.Context, <-chan os.Sign
 		signal.Stop(term)
 		cancel()
 	}
+}
+
+// configuredModel is the model settings a command runs with: the model
+// set on the web app's Settings page, under the config file, the
+// environment and flags (llm.ResolveSaved).
+func (c *cli) configuredModel(home string, flags llm.Config) (llm.Config, error) {
+	saved, _, err := web.LoadSavedModel(home)
+	if err != nil {
+		return llm.Config{}, usageError("%v", err)
+	}
+	cfg, _, err := llm.ResolveSaved(filepath.Join(home, configFile), saved, c.getenv, flags)
+	if err != nil {
+		return llm.Config{}, usageError("%v", err)
+	}
+	return cfg, nil
 }

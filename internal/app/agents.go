@@ -43,6 +43,19 @@ type AgentChange struct {
 	Capabilities []string // nil: unchanged; empty: none
 }
 
+// WithMaxTokens is c for a new agent under the model's configured reply
+// token limit: when c leaves max tokens unset, the agent starts with that
+// limit written out (what its chats send), not 0. A limit out of an
+// agent's range (none configured: 0) leaves it unset, and the agent's
+// chats use the limit configured when they run. packs agent create and
+// the app's Agents page both create through it.
+func (c AgentChange) WithMaxTokens(limit int) AgentChange {
+	if c.MaxTokens == nil && limit > 0 && limit <= MaxAgentTokens {
+		c.MaxTokens = &limit
+	}
+	return c
+}
+
 // Agent is a stored agent, with the warnings its last write produced
 // (a deprecated capability). Packs, from ChatAgent, are the packs a chat
 // started from it attaches, in order.

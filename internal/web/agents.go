@@ -48,11 +48,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	if mt := s.currentModel().Config.MaxTokens; b.MaxTokens == nil && mt > 0 && mt <= app.MaxAgentTokens {
-		// An agent starts with the configured limit written out, not 0.
-		b.MaxTokens = &mt
-	}
-	a, err := s.cfg.App.CreateAgent(r.Context(), b.change())
+	a, err := s.cfg.App.CreateAgent(r.Context(), b.change().WithMaxTokens(s.currentModel().Config.MaxTokens))
 	if err != nil {
 		s.fail(w, err)
 		return

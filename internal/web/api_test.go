@@ -585,3 +585,49 @@ func TestRunByHandBadInput(t *testing.T) {
 		t.Errorf("audit rows of the call: %q, want one ended as invalid_input", rows)
 	}
 }
+
+// TestPendingGrantsInChatWorkspace: a chat started with a workspace folder
+// of its own (packs chat --workspace DIR), continued in the app: the card
+// of a waiting call shows the paths it holds in that folder, the same
+// paths the pack's page shows for that chat, never a folder under the
+// state directory named after the chat.
+func TestPendingGrantsInChatWorkspace(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	dir := notesVariant(t, "skill.toml", func(s string) string {
+		return strings.Replace(s, "[capabilities]\n", "[capabilities]\nfilesystem_read = [\"./data\"]\n", 1)
+	})
+	e.must(http.StatusCreated, "POST", "/v1/packs", map[string]any{"source": dir, "grant": []string{"all"}}, nil)
+	ws := filepath.Join(t.TempDir(), "project")
+	sess, err := chat.Open(t.Context(), e.srv.cfg.Chat, chat.Options{Workspace: ws, Attach: []string{"notes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(ws, "data")
+
+	var p packJSON
+	e.must(http.StatusOK, "GET", "/v1/packs/notes?chat="+sess.ID(), nil, &p)
+	i := slices.IndexFunc(p.Capabilities, func(c capJSON) bool { return c.Capability == capability.FilesystemRead })
+	if i < 0 || strings.Join(p.Capabilities[i].Effective, ",") != want {
+		t.Errorf("the pack's page in chat %s: got %+v, want filesystem_read holding %s", sess.ID(), p.Capabilities, want)
+	}
+
+	e.model.Push(calls(call(chat.ToolEnableTools, `{"pack_id":"notes"}`)), calls(call("notes__echo", `{"text":"hi"}`)), llmtest.Turn{Text: "ok"})
+	ev := e.stream(sess.ID())
+	e.must(http.StatusAccepted, "POST", "/v1/chats/"+sess.ID()+"/messages", map[string]any{"text": "run"}, nil)
+	pend := ev.next("pending")
+	var held []string
+	gs, _ := pend.Data["grants"].([]any)
+	for _, g := range gs {
+		g := g.(map[string]any)
+		if g["capability"] == string(capability.FilesystemRead) {
+			for _, r := range g["resources"].([]any) {
+				held = append(held, r.(string))
+			}
+		}
+	}
+	if strings.Join(held, ",") != want {
+		t.Errorf("the card's filesystem_read: got %v, want %s (all grants: %v)", held, want, gs)
+	}
+	e.must(http.StatusOK, "POST", "/v1/invocations/"+pend.Data["invocation"].(string)+"/deny", nil, nil)
+	ev.next("turn_done")
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -205,8 +204,11 @@ func (s *Server) grantsAtStake(ctx context.Context, pack, chatID string, caps []
 	if err != nil {
 		return nil
 	}
-	env := s.cfg.Chat.Pipeline.Env(filepath.Join(s.cfg.Chat.Workspaces, chatID))
-	rep, err := capability.Explain(ip.Entry.Ref(), ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
+	ws, err := s.workspaceOf(ctx, chatID)
+	if err != nil {
+		return nil
+	}
+	rep, err := capability.Explain(ip.Entry.Ref(), ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), ws.env)
 	if err != nil {
 		return nil
 	}
@@ -217,7 +219,7 @@ func (s *Server) grantsAtStake(ctx context.Context, pack, chatID string, caps []
 			if c.Capability != n {
 				continue
 			}
-			g.Resources = orEmpty(c.Effective)
+			g.Resources = ws.show(c.Effective)
 			g.Scope = string(c.Scope)
 			switch {
 			case c.Err != nil:

@@ -87,3 +87,40 @@ func TestBrowserAgents(t *testing.T) {
 	b.poll("a deprecated pack says so", `(document.querySelector('.pack-row[data-pack="old"] .badge.deprecated') || {}).textContent === "deprecated"`)
 	b.poll("the packs page fits", fits)
 }
+
+// TestBrowserAgentMaxTokens: the agents page never shows an agent's max
+// tokens as "0". A new agent's field holds the configured limit and the
+// agent is created with it; an agent that follows the configured limit
+// (max_tokens 0, as older versions made them) says so on its card, and
+// its edit form shows an empty field that names the configured limit.
+func TestBrowserAgentMaxTokens(t *testing.T) {
+	chromium := findChromium(t)
+	e := newEnv(t, envOptions{})
+	e.must(http.StatusOK, "PUT", "/v1/settings/model", map[string]any{"provider": "openai", "base_url": e.model.OpenAIURL(), "model": "mine", "max_tokens": 300}, nil)
+	e.must(http.StatusCreated, "POST", "/v1/agents", map[string]any{"name": "Follower", "max_tokens": 0}, nil)
+	b := openBrowser(t, chromium, "")
+	b.step("open the app", chromedp.Navigate(e.url+"/?token="+e.token), chromedp.WaitVisible(chromedp.CSS("#new-chat")))
+	b.step("open the agents page", chromedp.Click(chromedp.CSS("#nav-agents")))
+	b.poll("the agent shows", `document.querySelector('#agents .agent[data-agent="Follower"]') !== null`)
+	b.poll("its card names the configured limit, not 0",
+		`(t => t.includes("the configured limit") && !/\b0 tokens/.test(t))(document.querySelector('.agent[data-agent="Follower"] h3').textContent)`)
+	b.poll("a new agent's field holds the configured limit", `document.querySelector("#agent-max-tokens").value === "300"`)
+	b.step("edit it", chromedp.Click(chromedp.CSS(`.agent[data-agent="Follower"] .edit-agent`)))
+	b.poll("the field is empty and names the configured limit",
+		`(i => i.value === "" && i.placeholder.includes("300"))(document.querySelector("#agent-max-tokens"))`)
+	b.step("save it", chromedp.Click(chromedp.CSS("#agent-save")))
+	b.poll("saved", `(document.querySelector("#agent-result .ok") || {}).textContent === "Saved Follower."`)
+	b.poll("the form is back to a new agent's", `document.querySelector("#agent-max-tokens").value === "300"`)
+	b.step("create one with a name only",
+		chromedp.SendKeys(chromedp.CSS("#agent-name"), "Fresh"), chromedp.Click(chromedp.CSS("#agent-save")))
+	b.poll("created", `document.querySelector('#agents .agent[data-agent="Fresh"]') !== null`)
+	var list struct{ Items []agentJSON }
+	e.must(http.StatusOK, "GET", "/v1/agents", nil, &list)
+	got := map[string]int{}
+	for _, a := range list.Items {
+		got[a.Name] = a.MaxTokens
+	}
+	if got["Follower"] != 0 || got["Fresh"] != 300 {
+		t.Errorf("max tokens after the page's saves: %v, want Follower 0 (still the configured limit) and Fresh 300", got)
+	}
+}

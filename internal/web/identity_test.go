@@ -332,3 +332,24 @@ func (e *env) getStatus(t *testing.T, path string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestPackPageInOthersChat: a pack's page shown in a chat (?chat=ID) tells
+// where that chat's workspace is: in someone else's chat it is answered as
+// if the chat did not exist; the owner and an admin see it.
+func TestPackPageInOthersChat(t *testing.T) {
+	e, op := oidcEnv(t)
+	e.install()
+	mia := e.as(op.Token(t, "mia", map[string]any{"groups": []string{"engineering"}}))
+	bob := e.as(op.Token(t, "bob", map[string]any{"groups": []string{"engineering"}}))
+	ada := e.as(op.Token(t, "ada", map[string]any{"groups": []string{"packs-admins"}}))
+	var c chatJSON
+	mia.must(http.StatusCreated, "POST", "/v1/chats", map[string]any{"attach": []string{"notes"}}, &c)
+	if got := bob.do("GET", "/v1/packs/notes?chat="+c.ID, nil, nil); got != http.StatusNotFound {
+		t.Errorf("bob reads notes in mia's chat: got %d, want 404", got)
+	}
+	if got := bob.do("GET", "/v1/packs/notes", nil, nil); got != http.StatusOK {
+		t.Errorf("bob reads notes outside a chat: got %d, want 200", got)
+	}
+	mia.must(http.StatusOK, "GET", "/v1/packs/notes?chat="+c.ID, nil, nil)
+	ada.must(http.StatusOK, "GET", "/v1/packs/notes?chat="+c.ID, nil, nil)
+}

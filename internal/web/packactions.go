@@ -160,7 +160,7 @@ func (s *Server) updatePack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if builtin.IsSource(e.Source) {
-		s.fail(w, fmt.Errorf("%w: %s is built in: it is the version this packs binary carries, and updates with packs", errBuiltIn, name))
+		s.updateBuiltin(w, r, e, body.Preview)
 		return
 	}
 	var grant []capability.Name
@@ -204,4 +204,43 @@ func (s *Server) updatePack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "pack": out})
+}
+
+// updateBuiltin is Update of a built-in pack, as packs update does it:
+// App.EnsureBuiltins brings the built-ins to the version this packs binary
+// carries, keeping the person's grants no wider than they were, and asks
+// for no consent (a built-in's update grants nothing new). A preview says
+// only whether e is older than that version. The answer has "built_in":
+// true.
+func (s *Server) updateBuiltin(w http.ResponseWriter, r *http.Request, e dist.LockEntry, preview bool) {
+	want, ok := builtin.Digest(e.Name)
+	if !ok {
+		s.fail(w, fmt.Errorf("%w: %s was built into an older packs binary, not this one: nothing can update it; remove it, or install a pack of that name from elsewhere", errBuiltIn, e.Name))
+		return
+	}
+	status := "up_to_date"
+	if e.Integrity != want {
+		status = "available"
+		if !preview {
+			if err := s.cfg.App.Policy.Blocked(capability.PackRef{Name: e.Name, Digest: want}); err != nil {
+				s.fail(w, err)
+				return
+			}
+			if err := s.cfg.App.EnsureBuiltins(r.Context()); err != nil {
+				s.fail(w, err)
+				return
+			}
+			status = "updated"
+		}
+	}
+	out := map[string]any{"status": status, "built_in": true}
+	if !preview {
+		p, err := s.packDetails(r, e.Name)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		out["pack"] = p
+	}
+	writeJSON(w, http.StatusOK, out)
 }

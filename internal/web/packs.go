@@ -18,6 +18,7 @@ import (
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/app"
 	"github.com/packs-run/packs/internal/builtin"
+	"github.com/packs-run/packs/internal/chat"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -179,19 +180,15 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 	if err != nil {
 		return out, err
 	}
-	// A path the pack asks for in the workspace ("./data") is a real path
-	// only in one chat: ?chat=ID shows it there; without a chat it is
-	// shown as the pack wrote it, relative to each chat's workspace.
-	ws, inChat := filepath.Join(s.cfg.Chat.Workspaces, "chat_"+rand.Text()), false
-	if id := r.URL.Query().Get("chat"); id != "" {
-		cs, err := s.chat(r.Context(), id)
-		if err != nil {
-			return out, err
-		}
-		ws, inChat = cs.s.Workspace(), true
+	id := r.URL.Query().Get("chat")
+	if p, _ := personOf(r); id != "" && !s.canSee(r.Context(), p, id) {
+		return out, fmt.Errorf("%w: no chat %q of yours", chat.ErrNotFound, id)
 	}
-	env := s.cfg.Chat.Pipeline.Env(ws)
-	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), env)
+	ws, err := s.workspaceOf(r.Context(), id)
+	if err != nil {
+		return out, err
+	}
+	rep, err := capability.Explain(ref, ip.Pack.Request(), user, s.cfg.Chat.Pipeline.Policy(), ws.env)
 	if err != nil {
 		return out, err
 	}
@@ -216,20 +213,49 @@ func (s *Server) packDetails(r *http.Request, name string) (packJSON, error) {
 		if c.Err != nil {
 			cj.Reason = c.Err.Error()
 		}
-		if !inChat {
-			cj.GrantedResources, cj.Effective = inWorkspace(cj.GrantedResources, ws), inWorkspace(cj.Effective, ws)
-		}
+		cj.GrantedResources, cj.Effective = ws.show(cj.GrantedResources), ws.show(cj.Effective)
 	}
 	return out, nil
 }
 
-// inWorkspace writes the paths of l under the workspace ws relative to
-// it, as a pack writes them: "./data", "." for the workspace itself.
-func inWorkspace(l []string, ws string) []string {
+// chatWorkspace is where the paths a pack asks for in the workspace
+// ("./data") are, for the pack's page and a waiting call's card alike.
+type chatWorkspace struct {
+	dir  string
+	real bool // dir is one chat's own workspace
+	env  capability.Env
+}
+
+// workspaceOf is chat id's workspace: the folder it was started with
+// (packs chat --workspace DIR), or the one packs made for it, wherever it
+// lies. A path in it is a real path only in that chat: with no chat (id
+// empty) the workspace is a made-up chat's, and show writes the paths in
+// it as the pack wrote them, relative to each chat's workspace.
+func (s *Server) workspaceOf(ctx context.Context, id string) (chatWorkspace, error) {
+	ws := chatWorkspace{dir: filepath.Join(s.cfg.Chat.Workspaces, "chat_"+rand.Text())}
+	if id != "" {
+		cs, err := s.chat(ctx, id)
+		if err != nil {
+			return chatWorkspace{}, err
+		}
+		ws = chatWorkspace{dir: cs.s.Workspace(), real: true}
+	}
+	ws.env = s.cfg.Chat.Pipeline.Env(ws.dir)
+	return ws, nil
+}
+
+// show writes the paths of l as the person should read them: as they are
+// in a chat's own workspace; otherwise those under the made-up workspace
+// relative to it, as a pack writes them: "./data", "." for the workspace
+// itself.
+func (ws chatWorkspace) show(l []string) []string {
+	if ws.real {
+		return orEmpty(l)
+	}
 	out := make([]string, len(l))
 	for i, p := range l {
-		switch rel, err := filepath.Rel(ws, p); {
-		case p == ws:
+		switch rel, err := filepath.Rel(ws.dir, p); {
+		case p == ws.dir:
 			out[i] = "."
 		case err == nil && filepath.IsLocal(rel):
 			out[i] = "./" + filepath.ToSlash(rel)

@@ -137,8 +137,11 @@ async function loadStatus() {
   $("#exposed").hidden = !l.beyond_loopback;
   $("#exposed").textContent = l.beyond_loopback ? "open to the network at " + l.address : "";
   $("#exposed").title = l.beyond_loopback ? "packs serve listens beyond this machine: anyone who reaches " + l.address + " and holds the token acts as you. Restart it with --addr 127.0.0.1:PORT to keep it on this machine." : "";
-  // New agents start with the configured limit, not 0.
-  if (m.max_tokens) $("#agent-max-tokens").defaultValue = m.max_tokens;
+  // New agents start with the configured limit written out, not 0; an
+  // empty field follows the limit configured when the chat runs.
+  const mt = $("#agent-max-tokens");
+  mt.defaultValue = m.max_tokens || "";
+  mt.placeholder = "the configured limit" + (m.max_tokens ? " (" + m.max_tokens + ")" : "");
   banner.hidden = m.configured;
   if (!m.configured) {
     // Set it up here; or, for those who prefer it, the exact commands for
@@ -735,7 +738,7 @@ function agentCard(a) {
     loadAgents();
   });
   return el("div", { class: "pack agent", "data-agent": a.name },
-    el("h3", {}, a.name + " ", el("span", { class: "muted small" }, a.model || "the configured model", a.max_tokens ? " · " + a.max_tokens + " tokens" : "")),
+    el("h3", {}, a.name + " ", el("span", { class: "muted small" }, a.model || "the configured model", " · " + (a.max_tokens ? a.max_tokens + " tokens" : "tokens: the configured limit"))),
     a.system_prompt ? el("p", { class: "prompt" }, a.system_prompt) : el("p", { class: "muted" }, "No system prompt."),
     el("p", {}, "Capabilities: ", a.capabilities.length ? a.capabilities.map(capBadge) : el("span", { class: "muted" }, "none")),
     el("div", { class: "row wrap" },
@@ -769,7 +772,7 @@ function editAgent(a) {
   $("#agent-name").value = a.name;
   $("#agent-prompt").value = a.system_prompt;
   $("#agent-model").value = a.model;
-  $("#agent-max-tokens").value = a.max_tokens;
+  $("#agent-max-tokens").value = a.max_tokens || ""; // 0: the configured limit, the placeholder says
   agentForm.caps = [...a.capabilities];
   $("#agent-form-title").textContent = "Edit " + a.name;
   $("#agent-save").textContent = "Save changes";
@@ -792,7 +795,12 @@ async function saveAgent(ev) {
   ev.preventDefault();
   const id = $("#agent-id").value;
   const body = { name: $("#agent-name").value, system_prompt: $("#agent-prompt").value, model: $("#agent-model").value,
-    max_tokens: Number($("#agent-max-tokens").value) || 0, capabilities: agentForm.caps };
+    capabilities: agentForm.caps };
+  // An empty field: a new agent gets the configured limit written out (the
+  // server's default); an edited one follows the configured limit (0).
+  const mt = $("#agent-max-tokens").value;
+  if (mt !== "") body.max_tokens = Number(mt);
+  else if (id) body.max_tokens = 0;
   const out = $("#agent-result");
   try {
     const a = await api(id ? "PATCH" : "POST", id ? "/v1/agents/" + encodeURIComponent(id) : "/v1/agents", body);

@@ -145,6 +145,7 @@ function packPage(p) {
   const actions = el("div", { class: "row wrap pack-actions" },
     installed ? el("button", { id: "pack-toggle", onclick: () => togglePack(p) }, p.disabled ? "Enable" : "Disable") : null,
     p.origin === "installed" ? el("button", { id: "pack-update", onclick: () => reviewUpdate(p.name) }, "Check for update") : null,
+    p.origin === "built_in" ? el("button", { id: "pack-update", onclick: () => updateBuiltin(p.name) }, "Update") : null,
     installed ? el("button", { id: "pack-remove", class: "danger", onclick: () => askRemove(p) }, "Remove") : null);
   return [
     backLink(),
@@ -160,6 +161,7 @@ function packPage(p) {
       p.blocked ? el("p", { class: "error" }, p.blocked) : null,
       p.mandated ? el("p", { class: "muted" }, "The policy mandates this pack: it is attached to every chat and stays enabled.") : null,
       p.disabled ? el("p", { class: "error" }, "Disabled: it is never attached or run. Enable turns it back on.") : null,
+      p.origin === "built_in" ? el("p", { class: "muted small builtin-note" }, "Built in: it comes with packs. Update brings it to the version this packs binary carries, as packs update does; your grants cover no more than before.") : null,
       actions,
       el("div", { id: "pack-action-result", "aria-live": "polite" })),
     el("div", { class: "pack", "data-pack": p.name }, el("h3", {}, "Grants"), grantsTable(p)),
@@ -409,6 +411,16 @@ async function reviewUpdate(name) {
   $("#add-result").replaceChildren();
   $("#add-dialog").showModal();
   showConsent(r.offer, name);
+}
+
+// updateBuiltin brings a built-in to the version this packs binary
+// carries: nothing to review, as it grants nothing new.
+async function updateBuiltin(name) {
+  actionResult("Updating " + name + "…", "muted");
+  let r;
+  try { r = await api("POST", "/v1/packs/" + encodeURIComponent(name) + "/update", {}); } catch (e) { actionResult(e.message, "error"); return; }
+  await loadPackPage(name);
+  actionResult(r.status === "updated" ? "Updated " + name + " to the version this packs binary carries." : name + " is up to date: it is the version this packs binary carries.", "ok");
 }
 
 function startPacks() {
