@@ -233,3 +233,8 @@ func (a *App) OpenAudit(ctx context.Context) (*audit.Log, error) {
 // directory, also when the store is a PostgreSQL database (the key never
 // goes into the database it protects).
 func (a *App) AuditKeyDir() string { return a.Home.Dir() }
+
+// ErrNotStoreContent is wrapped, with capability.ErrDenied, by the error
+// of a call of, or a grant to, an installed pack whose copy on this
+// replica is not the content the shared store records for its name.
+var ErrNotStoreContent = errors.New("app: this replica's copy of the pack is not the one the shared store records")
