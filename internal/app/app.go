@@ -71,6 +71,12 @@ type App struct {
 	// their own per-pack state (grants, compiled modules) append here.
 	Installed []func(ctx context.Context, e dist.LockEntry) error
 	Removed   []func(ctx context.Context, name string) error
+
+	// shared says the store is a database that replicas share
+	// (Options.Store): its packs table and grants are the team's truth,
+	// and this state directory's packs.lock never rewrites them (see
+	// checkStoreContent).
+	shared bool
 }
 
 // getenv is Options.Getenv: os.Getenv when none was given.
@@ -83,7 +89,8 @@ func (a *App) getenv() func(string) string {
 
 // Open opens the state directory (creating it), recovers any install or
 // remove a crash interrupted, opens packs.db and brings its packs table in
-// line with packs.lock. Close releases what Open acquired, also after a
+// line with packs.lock (with a shared store, Options.Store, it leaves the
+// store's packs table as the replicas wrote it). Close releases what Open acquired, also after a
 // partial failure.
 func Open(ctx context.Context, opt Options) (*App, error) {
 	if opt.Home == "" {
@@ -115,17 +122,22 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 			a.Close()
 			return nil, fmt.Errorf("app: the store %q is not a postgres:// URL: without one, the store is packs.db in the state directory", opt.Store)
 		}
-		target = opt.Store
+		target, a.shared = opt.Store, true
 	}
 	if a.DB, err = store.Open(ctx, target); err != nil {
 		a.Close()
 		return nil, err
 	}
-	if err := a.syncDB(ctx); err != nil {
-		a.Close()
-		return nil, err
+	if !a.shared {
+		// A shared store's packs table records what the replicas
+		// installed; no replica's packs.lock rewrites it (nor answers
+		// from it for this state directory's lock).
+		if err := a.syncDB(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
+		h.SetIndex(storeIndex{a.DB})
 	}
-	h.SetIndex(storeIndex{a.DB})
 	if opt.Builtins {
 		if err := a.EnsureBuiltins(ctx); err != nil {
 			a.Close()
@@ -270,6 +282,11 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 	if err != nil {
 		return dist.LockEntry{}, err
 	}
+	if a.shared {
+		// The shared packs row records the content the replicas
+		// installed (commit writes it); the grants are the store's rows.
+		return e, nil
+	}
 	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
 		return e, fmt.Errorf("app: packs.lock of %s is updated, but packs.db was not (the next start repairs it): %w", name, err)
 	}
@@ -278,7 +295,8 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 
 // Grant records what the person granted the installed pack name (in chat,
 // for a chat or once grant): in packs.db and in packs.lock's mirror,
-// together or not at all. The pack's files are checked against packs.lock
+// together or not at all. In a shared store the pack must be the content
+// the store records (checkStoreContent). The pack's files are checked against packs.lock
 // first, so a pack that changed since install is refused before anything is
 // written (packs.ErrModified); if the mirror fails after the rows were
 // written, the rows are put back as they were. A revoke, which only
@@ -286,6 +304,17 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (dist.LockEntry, error) {
 	if err := a.Home.Verify(name); err != nil {
 		return dist.LockEntry{}, err
+	}
+	if a.shared {
+		// A grant in a shared store holds on every replica: it is made
+		// only to the content the store records.
+		e, err := a.Home.Entry(name)
+		if err != nil {
+			return dist.LockEntry{}, err
+		}
+		if err := checkStoreContent(ctx, a.DB, e.Ref()); err != nil {
+			return dist.LockEntry{}, err
+		}
 	}
 	before, err := a.DB.Grants(ctx, name)
 	if err != nil {
