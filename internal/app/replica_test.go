@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/packs-run/packs/capability"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/dist"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/internal/testpg"
 )
 
@@ -171,5 +173,43 @@ func TestReplicaRefusesPackStoreLacks(t *testing.T) {
 	got, err := callGrants(t, a, "weather")
 	if !errors.Is(err, ErrNotStoreContent) {
 		t.Fatalf("weather, which the store does not record: holds %+v (%v), want ErrNotStoreContent", got, err)
+	}
+}
+
+// TestFreshReplicaOfAnotherVersion: a fresh replica whose binary carries
+// another version of a built-in than the one the shared store records
+// (installed by a replica of another version of packs) installs it in its
+// own state directory only: the store's record and grants stay, and the
+// replica refuses the built-in until the replicas run one version.
+func TestFreshReplicaOfAnotherVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	ctx := context.Background()
+	url := testpg.URL(t)
+	a := openReplica(t, url)
+	network := []capability.UserGrant{{Capability: capability.Network, Resources: []string{"example.com"}, Scope: capability.ScopePersistent}}
+	if _, err := a.Grant(ctx, "web-fetch", "", network); err != nil {
+		t.Fatal(err)
+	}
+	// The record a replica of another version would have written.
+	other, err := a.DB.Pack(ctx, "web-fetch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Integrity, other.Version = "sha256:"+strings.Repeat("ab", 32), "9.9.9"
+	if err := a.DB.PutPack(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+
+	c := openReplica(t, url, a)
+	if r, err := c.DB.Pack(ctx, "web-fetch"); err != nil || r.Integrity != other.Integrity {
+		t.Fatalf("the store records web-fetch %+v (%v) after a fresh replica started: want the other version's record kept", r, err)
+	}
+	if rows, err := c.DB.Grants(ctx, "web-fetch"); err != nil || !holds(store.UserGrants(rows), capability.Network) {
+		t.Fatalf("the store holds %+v (%v) after a fresh replica started: want the network grant kept", rows, err)
+	}
+	if got, err := callGrants(t, c, "web-fetch"); !errors.Is(err, ErrNotStoreContent) {
+		t.Fatalf("the fresh replica's web-fetch holds %+v (%v): want ErrNotStoreContent", got, err)
 	}
 }
