@@ -395,6 +395,10 @@ const (
 	StatusOK       Status = "ok"       // files match the lock entry
 	StatusModified Status = "modified" // files differ: the pack does not run
 	StatusMissing  Status = "missing"  // the folder is gone
+	// StatusStale: in a store replicas share, the store records other
+	// content under the pack's name (another replica installed it), or
+	// none (another replica removed it): the pack does not run here.
+	StatusStale Status = "stale"
 )
 
 // InstalledPack is an installed pack as list and info show it.
@@ -461,7 +465,9 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 		put     = map[string][]byte{}
 		keep    = map[string]bool{}
 	)
-	if listing {
+	// A shared store's listing loads every pack: the grants it shows are
+	// the store's, worked out from each pack's request (fromStore).
+	if listing && !a.shared {
 		if program = runtime.ProgramID(); program != "" {
 			var err error
 			if cached, err = a.DB.PackSummaries(ctx, program); err != nil {
@@ -514,8 +520,37 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 	}
 	for i := range out {
 		_, out[i].Disabled = disabled[out[i].Entry.Name]
+		if err := a.fromStore(ctx, &out[i]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// fromStore makes ip, an installed pack of this state directory, show
+// what a store replicas share records of it: its grants there, which
+// other replicas may have changed since this packs.lock mirrored them, or
+// StatusStale when the store records other content under its name, or
+// none. On one machine (no shared store) it does nothing.
+func (a *App) fromStore(ctx context.Context, ip *InstalledPack) error {
+	if !a.shared || ip.Status != StatusOK {
+		return nil
+	}
+	if err := checkStoreContent(ctx, a.DB, ip.Entry.Ref()); errors.Is(err, ErrNotStoreContent) {
+		ip.Status = StatusStale
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if ip.Pack == nil {
+		return nil
+	}
+	rows, err := a.DB.Grants(ctx, ip.Entry.Name)
+	if err != nil {
+		return err
+	}
+	ip.Entry.Capabilities = capability.ToLock(ip.Pack.Request(), store.UserGrants(rows))
+	return nil
 }
 
 // Pack returns one installed pack, or an error wrapping
@@ -529,6 +564,9 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err := a.DB.CheckEnabled(ctx, name); errors.Is(err, store.ErrPackDisabled) {
 		ip.Disabled = true
 	} else if err != nil {
+		return InstalledPack{}, err
+	}
+	if err := a.fromStore(ctx, &ip); err != nil {
 		return InstalledPack{}, err
 	}
 	return ip, nil

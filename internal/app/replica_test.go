@@ -102,6 +102,29 @@ func TestReplicasKeepGrants(t *testing.T) {
 		}
 	}
 
+	// What a replica shows of a pack is the store's grants, not its own
+	// packs.lock's mirror of them: a revocation on A, then a grant again.
+	shows := func(r *App) bool {
+		t.Helper()
+		ip, err := r.Pack(ctx, "web-fetch")
+		if err != nil || ip.Status != StatusOK {
+			t.Fatalf("web-fetch: %s (%v)", ip.Status, err)
+		}
+		return ip.Entry.Capabilities[capability.Network].Granted
+	}
+	if _, err := a.DB.RevokeGrant(ctx, "web-fetch", capability.Network); err != nil {
+		t.Fatal(err)
+	}
+	if shows(c) {
+		t.Error("C shows web-fetch's network grant revoked on A")
+	}
+	if _, err := a.Grant(ctx, "web-fetch", "", network); err != nil {
+		t.Fatal(err)
+	}
+	if !shows(c) {
+		t.Error("C shows web-fetch without the network grant made on A")
+	}
+
 	// The same content installed on a second replica keeps the grant.
 	src := writePack(t, "weather", "1.0.0")
 	installOn(t, a, src, whole(capability.Network))
@@ -124,6 +147,10 @@ func TestReplicasKeepGrants(t *testing.T) {
 	got, err := callGrants(t, a, "weather")
 	if !errors.Is(err, ErrNotStoreContent) || !errors.Is(err, capability.ErrDenied) {
 		t.Fatalf("A's weather 1.0.0, after B installed 2.0.0: holds %+v (%v), want a denial wrapping ErrNotStoreContent", got, err)
+	}
+	listed, err := a.Listing(ctx)
+	if i := slices.IndexFunc(listed, func(p InstalledPack) bool { return p.Entry.Name == "weather" }); err != nil || i < 0 || listed[i].Status != StatusStale {
+		t.Errorf("A lists %+v (%v): want weather stale", listed, err)
 	}
 	if _, err := a.Grant(ctx, "weather", "", network); !errors.Is(err, ErrNotStoreContent) {
 		t.Fatalf("a grant to A's stale weather: %v, want ErrNotStoreContent", err)
