@@ -359,6 +359,9 @@ func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capabilit
 // it (persistent and per chat: a pack added again later is a new
 // decision), and runs the Removed hooks. It returns the lock entry that was
 // removed. Every front end removes through it (packs remove, the web app).
+// In a store replicas share, removing the content the store records
+// removes it for every replica; removing a copy the store does not record
+// (StatusStale) removes it from this state directory only.
 func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	e, err := a.Home.Remove(ctx, name)
 	if err != nil {
@@ -368,6 +371,16 @@ func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 		// The person removed a built-in: EnsureBuiltins leaves it out.
 		if err := a.setBuiltinRemoved(name, true); err != nil {
 			return e, err
+		}
+	}
+	if a.shared {
+		// A copy the shared store does not record (another replica
+		// updated or removed the pack) goes from this replica only:
+		// the store's record and grants are of other content.
+		if err := checkStoreContent(ctx, a.DB, e.Ref()); errors.Is(err, ErrNotStoreContent) {
+			return e, a.removed(ctx, name)
+		} else if err != nil {
+			return e, fmt.Errorf("app: %s is removed here, but the shared store could not be read: %w", name, err)
 		}
 	}
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
@@ -380,12 +393,17 @@ func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	if _, err := a.DB.SetDisabled(ctx, name, false); err != nil {
 		return e, fmt.Errorf("app: %s is removed, but it is still marked disabled: %w", name, err)
 	}
+	return e, a.removed(ctx, name)
+}
+
+// removed runs the Removed hooks of the pack name.
+func (a *App) removed(ctx context.Context, name string) error {
 	for _, hook := range a.Removed {
 		if err := hook(ctx, name); err != nil {
-			return e, err
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // Status says whether an installed pack may run.

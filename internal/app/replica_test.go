@@ -158,6 +158,13 @@ func TestReplicasKeepGrants(t *testing.T) {
 	if rows, err := b.DB.Grants(ctx, "weather"); err != nil || len(rows) != 0 {
 		t.Fatalf("the store holds %+v (%v) after a refused grant", rows, err)
 	}
+	// Removing the stale copy removes it from A only.
+	if _, err := a.Remove(ctx, "weather"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.DB.Pack(ctx, "weather"); err != nil || r.Version != "2.0.0" {
+		t.Fatalf("the store records weather %+v (%v) after A removed its stale copy: want B's 2.0.0", r, err)
+	}
 	installOn(t, a, v2, nil)
 	if got, err := callGrants(t, a, "weather"); err != nil || holds(got, capability.Network) {
 		t.Fatalf("A's weather 2.0.0: holds %+v (%v), want B's decision: nothing", got, err)
