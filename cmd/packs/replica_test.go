@@ -190,3 +190,38 @@ func TestStoreFlagNeedsURL(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want a refusal that names the URL form", r.code, r.stderr)
 	}
 }
+
+// TestReplicaStaleCopyRefused: after replica B installs another version
+// of a pack, replica A's older copy does not run (exit 3, with what to
+// install) and lists as stale, until A installs the store's content.
+func TestReplicaStaleCopyRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	url := testpg.URL(t)
+	homeA, homeB := t.TempDir(), t.TempDir()
+	v1 := toolPack(t, "echo", "wasi_echo.wasm", "", "")
+	v2 := toolPack(t, "echo", "wasi_echo.wasm", "", "[skill]\nid = \"test.echo\"\nversion = \"2.0.0\"\n")
+	withHome(t, homeA, "--store", url, "add", v1, "--grant", "none", "--yes").mustCode(t, exitOK)
+	key, err := os.ReadFile(filepath.Join(homeA, audit.KeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(homeB, audit.KeyFile), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withHome(t, homeB, "--store", url, "add", v2, "--grant", "none", "--yes").mustCode(t, exitOK)
+	run := func(home string) result {
+		return withHome(t, home, "--store", url, "run", "echo", "t", "--yes", "--input", `{"text":"hi"}`)
+	}
+	run(homeB).mustCode(t, exitOK)
+	r := run(homeA).mustCode(t, 3)
+	if !strings.Contains(r.stderr, "packs add") {
+		t.Errorf("the refusal does not say what to install:\n%s", r.stderr)
+	}
+	if l := withHome(t, homeA, "--store", url, "list").mustCode(t, exitOK); !strings.Contains(l.stdout, "stale") {
+		t.Errorf("A lists its older echo as:\n%s", l.stdout)
+	}
+	withHome(t, homeA, "--store", url, "add", v2, "--grant", "none", "--yes").mustCode(t, exitOK)
+	run(homeA).mustCode(t, exitOK)
+}

@@ -266,7 +266,7 @@ func checkStoreContent(ctx context.Context, db *store.DB, ref capability.PackRef
 		return err
 	case r.Integrity != ref.Digest:
 		return &capability.DeniedError{Layer: capability.LayerUser, Cause: ErrNotStoreContent,
-			Reason: "pack " + ref.Name + " on this replica is " + ref.Digest + ", but the shared store records " + r.Integrity + " (" + r.Source + ", version " + r.Version + "), installed on another replica: install that content here (packs add " + r.Source + ", or packs update " + ref.Name + ")"}
+			Reason: "pack " + ref.Name + " on this replica is " + ref.Digest + ", but the shared store records " + r.Integrity + " (" + r.Source + ", version " + r.Version + "), installed on another replica: install that content here (packs add " + r.Source + ")"}
 	}
 	return nil
 }
