@@ -512,9 +512,24 @@ func (a *App) commit(ctx context.Context, st *dist.Staged, grants []capability.U
 	case localOnly:
 		a.Logger.Warn("app: the shared store records other content for a built-in pack: it is installed on this replica only, and refused here until the replicas run one version of packs", "pack", e.Name, "integrity", e.Integrity)
 	case materialise:
-		for _, u := range grants {
-			if opt.keepRows {
-				break // a built-in's update keeps the store's rows as they are
+		// A built-in's update keeps the store's rows as they are; a grant
+		// the store holds already, live and the same, is not written
+		// again (which would restart its review: KeepGrant).
+		add := grants
+		if opt.keepRows {
+			add = nil
+		}
+		var have []store.GrantRow
+		if len(add) > 0 {
+			if have, err = a.DB.Grants(ctx, e.Name); err != nil {
+				return res, err
+			}
+		}
+		for _, u := range add {
+			if slices.ContainsFunc(have, func(r store.GrantRow) bool {
+				return r.Chat == "" && r.RevokedAt.IsZero() && r.Scope == u.Scope && r.Capability == u.Capability && slices.Equal(r.Resources, u.Resources)
+			}) {
+				continue
 			}
 			if err := a.DB.PutGrant(ctx, e.Name, "", u); err != nil {
 				return res, fmt.Errorf("app: %s is installed, but its grants were not recorded: grant %s again (packs grant %s %s): %w", e.Name, u.Capability, e.Name, u, err)

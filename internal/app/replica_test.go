@@ -137,6 +137,17 @@ func TestReplicasKeepGrants(t *testing.T) {
 		}
 	}
 
+	// Installed again with the same grant, the grant is not written
+	// again: its review counts from when the person made it.
+	before, err := a.DB.Grants(ctx, "weather")
+	if err != nil || len(before) != 1 {
+		t.Fatalf("the store holds %+v (%v), want one grant", before, err)
+	}
+	installOn(t, b, src, whole(capability.Network))
+	if after, err := a.DB.Grants(ctx, "weather"); err != nil || len(after) != 1 || !after[0].GrantedAt.Equal(before[0].GrantedAt) {
+		t.Errorf("after the same grant was consented on B, the store holds %+v (%v), want %+v as it was", after, err, before)
+	}
+
 	// New content installed on B is a new decision, B's: A's older copy
 	// runs nothing, holds nothing and takes no grant until A installs it.
 	v2 := writePack(t, "weather", "2.0.0")
