@@ -89,8 +89,8 @@ func (a *App) getenv() func(string) string {
 
 // Open opens the state directory (creating it), recovers any install or
 // remove a crash interrupted, opens packs.db and brings its packs table in
-// line with packs.lock (with a shared store, Options.Store, it leaves the
-// store's packs table as the replicas wrote it). Close releases what Open acquired, also after a
+// line with packs.lock (a shared store's, Options.Store, it leaves as the
+// replicas wrote it). Close releases what Open acquired, also after a
 // partial failure.
 func Open(ctx context.Context, opt Options) (*App, error) {
 	if opt.Home == "" {
@@ -295,11 +295,11 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 
 // Grant records what the person granted the installed pack name (in chat,
 // for a chat or once grant): in packs.db and in packs.lock's mirror,
-// together or not at all. In a shared store the pack must be the content
-// the store records (checkStoreContent). The pack's files are checked against packs.lock
+// together or not at all. The pack's files are checked against packs.lock
 // first, so a pack that changed since install is refused before anything is
-// written (packs.ErrModified); if the mirror fails after the rows were
-// written, the rows are put back as they were. A revoke, which only
+// written (packs.ErrModified), and in a shared store so is a pack that is
+// not the content the store records (checkStoreContent); if the mirror
+// fails after the rows were written, the rows are put back as they were. A revoke, which only
 // narrows, always reaches packs.db instead (see packs revoke).
 func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (dist.LockEntry, error) {
 	if err := a.Home.Verify(name); err != nil {
