@@ -157,6 +157,8 @@ func (c *cli) printInfo(a *app.App, ip app.InstalledPack) {
 		fmt.Fprintln(c.stdout, "\nthe files no longer match packs.lock, so the pack does not run: reinstall it with packs add, or remove it")
 	case app.StatusMissing:
 		fmt.Fprintln(c.stdout, "\nthe pack folder is missing: reinstall it with packs add, or remove it")
+	case app.StatusStale:
+		fmt.Fprintln(c.stdout, "\nthe shared store records other content under this name, or none (another replica updated or removed it), so the pack does not run here: install what the store records with packs add or packs update, or remove it")
 	}
 	if len(j.ToolDetails) > 0 {
 		fmt.Fprintln(c.stdout, "\ntools:")

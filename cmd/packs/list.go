@@ -28,8 +28,9 @@ func (c *cli) listCommand() *cobra.Command {
 		Short: "List installed packs and those found in skills folders (used in place)",
 		Long: `list shows the installed packs: name, version, status, tools, requested and
 granted capabilities, and source. Status is "ok", "modified" (the files no
-longer match packs.lock, so the pack does not run), "missing" or
-"disabled" (packs disable: installed, but never attached or run; --json
+longer match packs.lock, so the pack does not run), "missing", "stale"
+(with a shared --store: another replica installed other content under
+its name, or removed it, so it does not run here) or "disabled" (packs disable: installed, but never attached or run; --json
 says "disabled": true). Every file of every installed pack is checked: a
 folder whose files all keep the stamps (inode, size, modification and
 change times) they had when a listing last hashed them, at

@@ -60,8 +60,10 @@ func (s served) turn(t *testing.T, id, text string) string {
 // TestReplicas runs two packs serve processes, each with its own state
 // directory, on one PostgreSQL store (--store through PACKS_STORE), with
 // the same audit key: a chat started on one continues on the other with
-// its whole history, an agent made on one is listed by the other, and the
-// calls of both make one audit chain that verifies.
+// its whole history, an agent made on one is listed by the other, a grant
+// made on one holds on the other and survives a third replica's first
+// start and the same pack's install on another replica, and the calls of
+// all make one audit chain that verifies.
 func TestReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and two packs serve processes")
@@ -116,9 +118,9 @@ func TestReplicas(t *testing.T) {
 	}
 
 	// A grant made on A is B's at once; so is its revocation.
-	network := func(s served) bool {
+	networkOf := func(s served, pack string) bool {
 		t.Helper()
-		p := s.must(t, "GET", "/v1/packs/web-fetch", "")
+		p := s.must(t, "GET", "/v1/packs/"+pack, "")
 		caps, _ := p["capabilities"].([]any)
 		for _, c := range caps {
 			if c, _ := c.(map[string]any); c["capability"] == "network" {
@@ -126,9 +128,10 @@ func TestReplicas(t *testing.T) {
 				return granted
 			}
 		}
-		t.Fatalf("web-fetch lists no network capability: %v", p)
+		t.Fatalf("%s lists no network capability: %v", pack, p)
 		return false
 	}
+	network := func(s served) bool { t.Helper(); return networkOf(s, "web-fetch") }
 	if network(b) {
 		t.Fatal("web-fetch holds network before any grant")
 	}
@@ -136,6 +139,31 @@ func TestReplicas(t *testing.T) {
 	if !network(b) {
 		t.Error("a grant made on A is not seen on B")
 	}
+
+	// A fresh replica, which installs the built-ins into its own state
+	// directory as it starts, leaves the grant made on A as it is.
+	homeC := t.TempDir()
+	if err := os.WriteFile(filepath.Join(homeC, audit.KeyFile), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startServe(t, homeC, env...)
+	for name, s := range map[string]served{"A": a, "B": b, "C": c} {
+		if !network(s) {
+			t.Errorf("after a fresh replica started, %s sees web-fetch without the grant made on A", name)
+		}
+	}
+
+	// A pack installed on A with a grant, then installed (the same
+	// content) on B with none, keeps A's grant on both.
+	weather := docPack(t, "weather", "\n[capabilities]\nnetwork = [\"api.example.com\"]\n")
+	withHome(t, homeA, "--store", url, "add", weather, "--grant", "network", "--yes").mustCode(t, exitOK)
+	withHome(t, homeB, "--store", url, "add", weather, "--grant", "none", "--yes").mustCode(t, exitOK)
+	for name, s := range map[string]served{"A": a, "B": b} {
+		if !networkOf(s, "weather") {
+			t.Errorf("after B installed weather too, %s sees it without the grant made on A", name)
+		}
+	}
+
 	a.must(t, "DELETE", "/v1/packs/web-fetch/grants/network", "")
 	if network(b) {
 		t.Error("a grant revoked on A is still held on B")
@@ -161,4 +189,39 @@ func TestStoreFlagNeedsURL(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "postgres://") {
 		t.Fatalf("exit %d, stderr %q: want a refusal that names the URL form", r.code, r.stderr)
 	}
+}
+
+// TestReplicaStaleCopyRefused: after replica B installs another version
+// of a pack, replica A's older copy does not run (exit 3, with what to
+// install) and lists as stale, until A installs the store's content.
+func TestReplicaStaleCopyRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	url := testpg.URL(t)
+	homeA, homeB := t.TempDir(), t.TempDir()
+	v1 := toolPack(t, "echo", "wasi_echo.wasm", "", "")
+	v2 := toolPack(t, "echo", "wasi_echo.wasm", "", "[skill]\nid = \"test.echo\"\nversion = \"2.0.0\"\n")
+	withHome(t, homeA, "--store", url, "add", v1, "--grant", "none", "--yes").mustCode(t, exitOK)
+	key, err := os.ReadFile(filepath.Join(homeA, audit.KeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(homeB, audit.KeyFile), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withHome(t, homeB, "--store", url, "add", v2, "--grant", "none", "--yes").mustCode(t, exitOK)
+	run := func(home string) result {
+		return withHome(t, home, "--store", url, "run", "echo", "t", "--yes", "--input", `{"text":"hi"}`)
+	}
+	run(homeB).mustCode(t, exitOK)
+	r := run(homeA).mustCode(t, 3)
+	if !strings.Contains(r.stderr, "packs add") {
+		t.Errorf("the refusal does not say what to install:\n%s", r.stderr)
+	}
+	if l := withHome(t, homeA, "--store", url, "list").mustCode(t, exitOK); !strings.Contains(l.stdout, "stale") {
+		t.Errorf("A lists its older echo as:\n%s", l.stdout)
+	}
+	withHome(t, homeA, "--store", url, "add", v2, "--grant", "none", "--yes").mustCode(t, exitOK)
+	run(homeA).mustCode(t, exitOK)
 }

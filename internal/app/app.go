@@ -71,6 +71,12 @@ type App struct {
 	// their own per-pack state (grants, compiled modules) append here.
 	Installed []func(ctx context.Context, e dist.LockEntry) error
 	Removed   []func(ctx context.Context, name string) error
+
+	// shared says the store is a database that replicas share
+	// (Options.Store): its packs table and grants are the team's truth,
+	// and this state directory's packs.lock never rewrites them (see
+	// checkStoreContent).
+	shared bool
 }
 
 // getenv is Options.Getenv: os.Getenv when none was given.
@@ -83,7 +89,8 @@ func (a *App) getenv() func(string) string {
 
 // Open opens the state directory (creating it), recovers any install or
 // remove a crash interrupted, opens packs.db and brings its packs table in
-// line with packs.lock. Close releases what Open acquired, also after a
+// line with packs.lock (a shared store's, Options.Store, it leaves as the
+// replicas wrote it). Close releases what Open acquired, also after a
 // partial failure.
 func Open(ctx context.Context, opt Options) (*App, error) {
 	if opt.Home == "" {
@@ -115,17 +122,22 @@ func Open(ctx context.Context, opt Options) (*App, error) {
 			a.Close()
 			return nil, fmt.Errorf("app: the store %q is not a postgres:// URL: without one, the store is packs.db in the state directory", opt.Store)
 		}
-		target = opt.Store
+		target, a.shared = opt.Store, true
 	}
 	if a.DB, err = store.Open(ctx, target); err != nil {
 		a.Close()
 		return nil, err
 	}
-	if err := a.syncDB(ctx); err != nil {
-		a.Close()
-		return nil, err
+	if !a.shared {
+		// A shared store's packs table records what the replicas
+		// installed; no replica's packs.lock rewrites it (nor answers
+		// from it for this state directory's lock).
+		if err := a.syncDB(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
+		h.SetIndex(storeIndex{a.DB})
 	}
-	h.SetIndex(storeIndex{a.DB})
 	if opt.Builtins {
 		if err := a.EnsureBuiltins(ctx); err != nil {
 			a.Close()
@@ -270,6 +282,11 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 	if err != nil {
 		return dist.LockEntry{}, err
 	}
+	if a.shared {
+		// The shared packs row records the content the replicas
+		// installed (commit writes it); the grants are the store's rows.
+		return e, nil
+	}
 	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
 		return e, fmt.Errorf("app: packs.lock of %s is updated, but packs.db was not (the next start repairs it): %w", name, err)
 	}
@@ -280,12 +297,24 @@ func (a *App) MirrorGrants(ctx context.Context, name string) (dist.LockEntry, er
 // for a chat or once grant): in packs.db and in packs.lock's mirror,
 // together or not at all. The pack's files are checked against packs.lock
 // first, so a pack that changed since install is refused before anything is
-// written (packs.ErrModified); if the mirror fails after the rows were
-// written, the rows are put back as they were. A revoke, which only
+// written (packs.ErrModified), and in a shared store so is a pack that is
+// not the content the store records (checkStoreContent); if the mirror
+// fails after the rows were written, the rows are put back as they were. A revoke, which only
 // narrows, always reaches packs.db instead (see packs revoke).
 func (a *App) Grant(ctx context.Context, name, chat string, grants []capability.UserGrant) (dist.LockEntry, error) {
 	if err := a.Home.Verify(name); err != nil {
 		return dist.LockEntry{}, err
+	}
+	if a.shared {
+		// A grant in a shared store holds on every replica: it is made
+		// only to the content the store records.
+		e, err := a.Home.Entry(name)
+		if err != nil {
+			return dist.LockEntry{}, err
+		}
+		if err := checkStoreContent(ctx, a.DB, e.Ref()); err != nil {
+			return dist.LockEntry{}, err
+		}
 	}
 	before, err := a.DB.Grants(ctx, name)
 	if err != nil {
@@ -330,6 +359,9 @@ func (a *App) ReplaceGrants(ctx context.Context, name string, grants []capabilit
 // it (persistent and per chat: a pack added again later is a new
 // decision), and runs the Removed hooks. It returns the lock entry that was
 // removed. Every front end removes through it (packs remove, the web app).
+// In a store replicas share, removing the content the store records
+// removes it for every replica; removing a copy the store does not record
+// (StatusStale) removes it from this state directory only.
 func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	e, err := a.Home.Remove(ctx, name)
 	if err != nil {
@@ -339,6 +371,16 @@ func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 		// The person removed a built-in: EnsureBuiltins leaves it out.
 		if err := a.setBuiltinRemoved(name, true); err != nil {
 			return e, err
+		}
+	}
+	if a.shared {
+		// A copy the shared store does not record (another replica
+		// updated or removed the pack) goes from this replica only:
+		// the store's record and grants are of other content.
+		if err := checkStoreContent(ctx, a.DB, e.Ref()); errors.Is(err, ErrNotStoreContent) {
+			return e, a.removed(ctx, name)
+		} else if err != nil {
+			return e, fmt.Errorf("app: %s is removed here, but the shared store could not be read: %w", name, err)
 		}
 	}
 	if err := a.DB.DeletePack(ctx, name); err != nil && !errors.Is(err, store.ErrPackNotFound) {
@@ -351,12 +393,17 @@ func (a *App) Remove(ctx context.Context, name string) (dist.LockEntry, error) {
 	if _, err := a.DB.SetDisabled(ctx, name, false); err != nil {
 		return e, fmt.Errorf("app: %s is removed, but it is still marked disabled: %w", name, err)
 	}
+	return e, a.removed(ctx, name)
+}
+
+// removed runs the Removed hooks of the pack name.
+func (a *App) removed(ctx context.Context, name string) error {
 	for _, hook := range a.Removed {
 		if err := hook(ctx, name); err != nil {
-			return e, err
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // Status says whether an installed pack may run.
@@ -366,6 +413,10 @@ const (
 	StatusOK       Status = "ok"       // files match the lock entry
 	StatusModified Status = "modified" // files differ: the pack does not run
 	StatusMissing  Status = "missing"  // the folder is gone
+	// StatusStale: in a store replicas share, the store records other
+	// content under the pack's name (another replica installed it), or
+	// none (another replica removed it): the pack does not run here.
+	StatusStale Status = "stale"
 )
 
 // InstalledPack is an installed pack as list and info show it.
@@ -432,7 +483,9 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 		put     = map[string][]byte{}
 		keep    = map[string]bool{}
 	)
-	if listing {
+	// A shared store's listing loads every pack: the grants it shows are
+	// the store's, worked out from each pack's request (fromStore).
+	if listing && !a.shared {
 		if program = runtime.ProgramID(); program != "" {
 			var err error
 			if cached, err = a.DB.PackSummaries(ctx, program); err != nil {
@@ -485,8 +538,37 @@ func (a *App) packs(ctx context.Context, listing bool) ([]InstalledPack, error) 
 	}
 	for i := range out {
 		_, out[i].Disabled = disabled[out[i].Entry.Name]
+		if err := a.fromStore(ctx, &out[i]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// fromStore makes ip, an installed pack of this state directory, show
+// what a store replicas share records of it: its grants there, which
+// other replicas may have changed since this packs.lock mirrored them, or
+// StatusStale when the store records other content under its name, or
+// none. On one machine (no shared store) it does nothing.
+func (a *App) fromStore(ctx context.Context, ip *InstalledPack) error {
+	if !a.shared || ip.Status != StatusOK {
+		return nil
+	}
+	if err := checkStoreContent(ctx, a.DB, ip.Entry.Ref()); errors.Is(err, ErrNotStoreContent) {
+		ip.Status = StatusStale
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if ip.Pack == nil {
+		return nil
+	}
+	rows, err := a.DB.Grants(ctx, ip.Entry.Name)
+	if err != nil {
+		return err
+	}
+	ip.Entry.Capabilities = capability.ToLock(ip.Pack.Request(), store.UserGrants(rows))
+	return nil
 }
 
 // Pack returns one installed pack, or an error wrapping
@@ -500,6 +582,9 @@ func (a *App) Pack(ctx context.Context, name string) (InstalledPack, error) {
 	if err := a.DB.CheckEnabled(ctx, name); errors.Is(err, store.ErrPackDisabled) {
 		ip.Disabled = true
 	} else if err != nil {
+		return InstalledPack{}, err
+	}
+	if err := a.fromStore(ctx, &ip); err != nil {
 		return InstalledPack{}, err
 	}
 	return ip, nil

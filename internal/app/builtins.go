@@ -126,9 +126,13 @@ func (a *App) installBuiltin(ctx context.Context, name string, update bool) erro
 	// A built-in is granted nothing at install (the person grants
 	// web-fetch's network later); an update keeps the person's grants,
 	// pinned so that they cover no more than before.
-	opt := commitOptions{by: "builtin", pre: a.preApproved(st.Ref(), st.Pack.Request())}
+	opt := commitOptions{by: "builtin", pre: a.preApproved(st.Ref(), st.Pack.Request()), auto: !update}
 	var keep []capability.UserGrant
-	if update {
+	if update && a.sharedHolds(ctx, name, st.Integrity) {
+		// Another replica updated the shared store to this content and
+		// pinned the grants then: they stay as they are.
+		opt.keepRows = true
+	} else if update {
 		var err error
 		if keep, err = a.pinGrants(ctx, name, st.Pack.Request()); err != nil {
 			return err
@@ -244,4 +248,15 @@ func (a *App) setBuiltinRemoved(name string, removed bool) error {
 		return fmt.Errorf("app: %w", err)
 	}
 	return nil
+}
+
+// sharedHolds reports whether the store is shared and records integrity
+// under name. A failed read reports false: the caller then does what it
+// does on one machine, and commit reads the record again.
+func (a *App) sharedHolds(ctx context.Context, name, integrity string) bool {
+	if !a.shared {
+		return false
+	}
+	r, err := a.DB.Pack(ctx, name)
+	return err == nil && r.Integrity == integrity
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/builtin"
 	"github.com/packs-run/packs/internal/dist"
+	"github.com/packs-run/packs/internal/testpg"
 	"github.com/packs-run/packs/packs"
 	"github.com/packs-run/packs/runtime"
 )
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cacheDir = dir
-	code := m.Run()
+	code := testpg.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -33,17 +33,23 @@ import (
 // Under a policy whose [review] lapses grants, a persistent grant older
 // than LapseAfter (since it was granted or last kept) holds no more: it
 // reads as revoked until the person keeps it (App.KeepGrant).
+//
+// In a store that replicas share (Shared), the store's rows are the only
+// grants: no replica's packs.lock mirror stands in for them, and a call is
+// refused (ErrNotStoreContent) unless this replica's copy of the pack is
+// the content the store records for its name.
 type Grants struct {
 	DB         *store.DB
 	Home       *dist.Home
 	LapseAfter time.Duration // 0: grants do not lapse
+	Shared     bool
 }
 
 var _ capability.GrantSource = Grants{}
 
 // Grants is the application's grant source (see the type).
 func (a *App) Grants() Grants {
-	return Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}
+	return Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy), Shared: a.shared}
 }
 
 // Lapse is the time before which a persistent grant (granted or last
@@ -85,11 +91,17 @@ func (g Grants) get(ctx context.Context, ref capability.PackRef, chat string, ta
 		// whatever it calls itself: it holds no grant.
 		return nil, nil
 	}
+	if g.Shared && take {
+		// Checked before any once grant is spent.
+		if err := checkStoreContent(ctx, g.DB, ref); err != nil {
+			return nil, err
+		}
+	}
 	// A disabled pack runs nothing, from any front end: every call of an
 	// installed pack's tool, and every builtin run under its grant, comes
 	// here first. CallGrants refuses it in the same read as the grants.
 	user, err := g.DB.CallGrants(ctx, ref.Name, chat, take, g.Lapse())
-	if err != nil || len(user) > 0 || g.Home == nil {
+	if err != nil || len(user) > 0 || g.Home == nil || g.Shared {
 		return user, err
 	}
 	e, err := g.Home.Entry(ref.Name)
@@ -118,7 +130,7 @@ func (a *App) NewPipeline(rt *runtime.Runtime, log capability.Auditor, own *List
 func (a *App) pipelineConfig(log capability.Auditor, own *Listeners) runtime.PipelineConfig {
 	userHome, _ := os.UserHomeDir()
 	cfg := runtime.PipelineConfig{
-		Grants: Grants{DB: a.DB, Home: a.Home, LapseAfter: lapseAfter(a.Policy)}, Policy: a.Policy, Audit: log, Home: userHome, Getenv: a.getenv(),
+		Grants: a.Grants(), Policy: a.Policy, Audit: log, Home: userHome, Getenv: a.getenv(),
 		Secrets: secrets.Open(a.Home.Dir()),
 	}
 	if own != nil {
@@ -233,3 +245,28 @@ func (a *App) OpenAudit(ctx context.Context) (*audit.Log, error) {
 // directory, also when the store is a PostgreSQL database (the key never
 // goes into the database it protects).
 func (a *App) AuditKeyDir() string { return a.Home.Dir() }
+
+// ErrNotStoreContent is wrapped, with capability.ErrDenied, by the error
+// of a call of, or a grant to, an installed pack whose copy on this
+// replica is not the content the shared store records for its name.
+var ErrNotStoreContent = errors.New("app: this replica's copy of the pack is not the one the shared store records")
+
+// checkStoreContent refuses ref, an installed pack of this replica, unless
+// the shared store records the same content (ref.Digest) under its name:
+// the store's grants were made to that content, and another replica may
+// have installed other content (an update: a new decision) or removed the
+// pack. The refusal says how to bring this replica in line.
+func checkStoreContent(ctx context.Context, db *store.DB, ref capability.PackRef) error {
+	r, err := db.Pack(ctx, ref.Name)
+	switch {
+	case errors.Is(err, store.ErrPackNotFound):
+		return &capability.DeniedError{Layer: capability.LayerUser, Cause: ErrNotStoreContent,
+			Reason: "pack " + ref.Name + " is installed on this replica, but the shared store records no such pack (it was removed on another replica, or installed here before this replica joined): install it again here (packs add) or remove it (packs remove " + ref.Name + ")"}
+	case err != nil:
+		return err
+	case r.Integrity != ref.Digest:
+		return &capability.DeniedError{Layer: capability.LayerUser, Cause: ErrNotStoreContent,
+			Reason: "pack " + ref.Name + " on this replica is " + ref.Digest + ", but the shared store records " + r.Integrity + " (" + r.Source + ", version " + r.Version + "), installed on another replica: install that content here (packs add " + r.Source + ")"}
+	}
+	return nil
+}

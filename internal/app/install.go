@@ -14,6 +14,7 @@ import (
 	"github.com/packs-run/packs/hostfns"
 	"github.com/packs-run/packs/internal/audit"
 	"github.com/packs-run/packs/internal/dist"
+	"github.com/packs-run/packs/internal/store"
 	"github.com/packs-run/packs/packs"
 )
 
@@ -468,6 +469,10 @@ type commitOptions struct {
 	// update, whose rows pinGrants already rewrote) instead of replacing
 	// them with the grants made now.
 	keepRows bool
+	// auto: the binary installs the pack (a built-in new to this state
+	// directory), not the person. In a shared store that records other
+	// content under its name, it is installed here only (see commit).
+	auto bool
 }
 
 // commit is the one place a staged pack is committed into the state
@@ -475,19 +480,71 @@ type commitOptions struct {
 // together), its packs.db row, the person's grants in packs.db and their
 // mirror in packs.lock, the Installed hooks and the audit row.
 // internal/gatecheck proves that nothing else in the module commits.
+//
+// In a store replicas share, the store's record decides what the install
+// does to it. Content the store already records under the name (installed
+// on another replica) is materialised here: the store's grants stay, and
+// the grants made now are added to them. Other content is new content for
+// every replica, so a new decision, as a reinstall is on one machine: its
+// row and grants replace the store's, and the replicas still holding the
+// older content refuse it until they install this one (checkStoreContent).
+// A built-in the binary installs (opt.auto) never replaces another
+// content's record: this replica, of another version of packs, installs
+// it here only, and refuses it until the replicas run one version.
 func (a *App) commit(ctx context.Context, st *dist.Staged, grants []capability.UserGrant, opt commitOptions) (InstallResult, error) {
+	materialise, localOnly := false, false
+	if a.shared {
+		r, err := a.DB.Pack(ctx, st.Name())
+		switch {
+		case err == nil:
+			materialise = r.Integrity == st.Integrity
+			localOnly = !materialise && opt.auto
+		case !errors.Is(err, store.ErrPackNotFound):
+			return InstallResult{}, err
+		}
+	}
 	e, err := st.CommitGrants(ctx, grants)
 	if err != nil {
 		return InstallResult{}, err
 	}
 	res := InstallResult{Entry: e, Pack: st.Pack, PreApproved: opt.pre, Previous: opt.previous}
-	if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
-		return res, fmt.Errorf("app: %s is installed, but packs.db was not updated (the next start repairs it): %w", e.Name, err)
-	}
-	if opt.keepRows {
+	switch {
+	case localOnly:
+		a.Logger.Warn("app: the shared store records other content for a built-in pack: it is installed on this replica only, and refused here until the replicas run one version of packs", "pack", e.Name, "integrity", e.Integrity)
+	case materialise:
+		// A built-in's update keeps the store's rows as they are; a grant
+		// the store holds already, live and the same, is not written
+		// again (which would restart its review: KeepGrant).
+		add := grants
+		if opt.keepRows {
+			add = nil
+		}
+		var have []store.GrantRow
+		if len(add) > 0 {
+			if have, err = a.DB.Grants(ctx, e.Name); err != nil {
+				return res, err
+			}
+		}
+		for _, u := range add {
+			if slices.ContainsFunc(have, func(r store.GrantRow) bool {
+				return r.Chat == "" && r.RevokedAt.IsZero() && r.Scope == u.Scope && r.Capability == u.Capability && slices.Equal(r.Resources, u.Resources)
+			}) {
+				continue
+			}
+			if err := a.DB.PutGrant(ctx, e.Name, "", u); err != nil {
+				return res, fmt.Errorf("app: %s is installed, but its grants were not recorded: grant %s again (packs grant %s %s): %w", e.Name, u.Capability, e.Name, u, err)
+			}
+		}
 		e, err = a.MirrorGrants(ctx, e.Name)
-	} else {
-		e, err = a.ReplaceGrants(ctx, e.Name, grants)
+	default:
+		if err := a.DB.PutPack(ctx, packRow(e)); err != nil {
+			return res, fmt.Errorf("app: %s is installed, but packs.db was not updated (the next start repairs it): %w", e.Name, err)
+		}
+		if opt.keepRows {
+			e, err = a.MirrorGrants(ctx, e.Name)
+		} else {
+			e, err = a.ReplaceGrants(ctx, e.Name, grants)
+		}
 	}
 	if err != nil {
 		return res, err
