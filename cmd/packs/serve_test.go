@@ -168,12 +168,19 @@ func startServeArgs(t *testing.T, home string, flags []string, env ...string) (s
 // Authorization header (unless ""), and decodes the JSON answer.
 func (s served) call(t *testing.T, authz, method, path, body string) (int, map[string]any) {
 	t.Helper()
+	// An event stream never ends: the deadline cuts its body short.
+	return s.callWithin(t, 5*time.Second, authz, method, path, body)
+}
+
+// callWithin is call with its own deadline: longer for a call that may
+// compile a module first on a loaded machine.
+func (s served) callWithin(t *testing.T, d time.Duration, authz, method, path, body string) (int, map[string]any) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	// An event stream never ends: the deadline cuts its body short.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, s.base+strings.TrimPrefix(path, "/"), rd)
 	if err != nil {

@@ -346,8 +346,10 @@ func (b *browser) poll(what, expr string) {
 func (b *browser) openPack(name string) {
 	b.t.Helper()
 	b.step("open the packs page", chromedp.Click(chromedp.CSS("#nav-packs")))
+	// The list may render again while it loads (a node chromedp found can
+	// be gone when it clicks): find and click the link in one evaluation.
 	row := `.pack-row[data-pack="` + name + `"] a.pack-link`
-	b.step("open the page of "+name, chromedp.WaitVisible(chromedp.CSS(row)), chromedp.Click(chromedp.CSS(row)))
+	b.poll("open the page of "+name, `(() => { const a = document.querySelector(`+jsString(row)+`); if (!a || !a.offsetParent) return false; a.click(); return true })()`)
 	b.poll("the page of "+name+" shows", `document.querySelector("#pack-page").dataset.pack === `+jsString(name)+` && !document.querySelector("#pack-page").hidden`)
 }
 

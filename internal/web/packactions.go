@@ -213,16 +213,16 @@ func (s *Server) updatePack(w http.ResponseWriter, r *http.Request) {
 // only whether e is older than that version. The answer has "built_in":
 // true.
 func (s *Server) updateBuiltin(w http.ResponseWriter, r *http.Request, e dist.LockEntry, preview bool) {
-	want, ok := builtin.Digest(e.Name)
+	carried, ok := builtin.Digest(e.Name)
 	if !ok {
 		s.fail(w, fmt.Errorf("%w: %s was built into an older packs binary, not this one: nothing can update it; remove it, or install a pack of that name from elsewhere", errBuiltIn, e.Name))
 		return
 	}
 	status := "up_to_date"
-	if e.Integrity != want {
+	if e.Integrity != carried {
 		status = "available"
 		if !preview {
-			if err := s.cfg.App.Policy.Blocked(capability.PackRef{Name: e.Name, Digest: want}); err != nil {
+			if err := s.cfg.App.Policy.Blocked(capability.PackRef{Name: e.Name, Digest: carried}); err != nil {
 				s.fail(w, err)
 				return
 			}
