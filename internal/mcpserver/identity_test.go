@@ -35,15 +35,7 @@ func TestMCPMethodRoles(t *testing.T) {
 // tokens do not connect; packs' own token still does.
 func TestMCPWithOIDC(t *testing.T) {
 	e := newEnv(t, autoApproveEcho)
-	op := identitytest.Start(t)
-	pol, err := capability.ParsePolicy("policy.toml", []byte("[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\nauditor = [\"security\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	op, p := oidcProvider(t, "[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\nauditor = [\"security\"]\n")
 	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken, OIDC: p})
 	ctx := context.Background()
 	dial := func(token string) (*mcp.ClientSession, error) {
@@ -107,15 +99,7 @@ func TestMCPWithOIDC(t *testing.T) {
 // used with bob's (the SDK ties it to the bearer's UserID).
 func TestMCPSessionIsItsPersons(t *testing.T) {
 	e := newEnv(t, autoApproveEcho)
-	op := identitytest.Start(t)
-	pol, err := capability.ParsePolicy("policy.toml", []byte("[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	op, p := oidcProvider(t, "[roles]\nclaim = \"groups\"\nmember = [\"engineering\"]\n")
 	h := e.serveHTTP(t, HTTPConfig{Addr: "127.0.0.1:0", Token: testToken, OIDC: p})
 	send := func(token, session, body string) (*http.Response, error) {
 		req, _ := http.NewRequest(http.MethodPost, h.URL(), strings.NewReader(body))
@@ -154,4 +138,20 @@ func TestMCPSessionIsItsPersons(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Errorf("mia's own session: %d", res.StatusCode)
 	}
+}
+
+// oidcProvider starts an OpenID provider for the test and the packs
+// provider that trusts it, with roles from the policy text roles.
+func oidcProvider(t *testing.T, roles string) (*identitytest.OP, *identity.Provider) {
+	t.Helper()
+	op := identitytest.Start(t)
+	pol, err := capability.ParsePolicy("policy.toml", []byte(roles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op, p
 }

@@ -20,7 +20,7 @@ import (
 
 // oidcEnv is a server whose people sign in at a real OpenID provider
 // running in the test; policy's [roles] maps the "groups" claim.
-func oidcEnv(t *testing.T) (*env, *identitytest.OP) {
+func oidcEnv(t *testing.T, more ...func(*envOptions)) (*env, *identitytest.OP) {
 	t.Helper()
 	op := identitytest.Start(t)
 	file := filepath.Join(t.TempDir(), "policy.toml")
@@ -35,7 +35,11 @@ func oidcEnv(t *testing.T) (*env, *identitytest.OP) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnv(t, envOptions{oidc: p, policy: file}), op
+	opt := envOptions{oidc: p, policy: file}
+	for _, f := range more {
+		f(&opt)
+	}
+	return newEnv(t, opt), op
 }
 
 const identityPolicy = "[roles]\nclaim = \"groups\"\nadmin = [\"packs-admins\"]\nmember = [\"engineering\"]\nauditor = [\"security\"]\n"
@@ -286,20 +290,7 @@ func TestPolicyView(t *testing.T) {
 // someone with no role are refused, and nobody reads it without a
 // credential.
 func TestMetricsRole(t *testing.T) {
-	op := identitytest.Start(t)
-	file := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(file, []byte(identityPolicy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := capability.LoadPolicy(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := identity.New(context.Background(), op.Config(pol.Roles()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, envOptions{oidc: p, policy: file, metrics: telemetry.NewMetrics().Handler()})
+	e, op := oidcEnv(t, func(o *envOptions) { o.metrics = telemetry.NewMetrics().Handler() })
 	want := map[string]int{"admin": http.StatusOK, "auditor": http.StatusOK, "member": http.StatusForbidden, "none": http.StatusForbidden}
 	for role, tok := range tokensOfEachRole(t, op) {
 		if got := e.as(tok).getStatus(t, "/metrics"); got != want[role] {
